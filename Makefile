@@ -1,0 +1,36 @@
+# Top-level entry points; CMake does the building into build/.
+BUILD ?= build
+SANITIZE ?= 0
+JOBS ?= $(shell nproc)
+
+ifeq ($(SANITIZE),1)
+BUILD := build-sanitize
+CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON
+endif
+
+.PHONY: all deps configure test test-unit bench-dataplane clean format
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	scripts/deps.sh
+
+configure:
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+# The whole suite: unit, data plane (BPF_PROG_TEST_RUN) and namespace tests.
+test: all
+	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+test-unit: all
+	cd $(BUILD) && ctest --output-on-failure -R '^unit\.'
+
+bench-dataplane: all
+	$(BUILD)/bench_dataplane
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h' | grep -v '^bpf/')
+
+clean:
+	rm -rf build build-sanitize

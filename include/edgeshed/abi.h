@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The ABI between the edgeshed data plane (bpf/) and userspace (controller/).
+ *
+ * Every struct and constant both sides use is declared here and nowhere else.
+ * Layout rules: fixed-width types only, explicit padding, one size assert per
+ * struct. Any change to a layout or to the meaning of a field bumps
+ * EDGESHED_ABI_VERSION: userspace refuses a pinned data plane of another ABI.
+ */
+#ifndef EDGESHED_ABI_H
+#define EDGESHED_ABI_H
+
+#ifdef __bpf__
+/* BPF side: vmlinux.h already provides __u8..__u64. */
+#else
+#include <linux/types.h>
+#endif
+
+#ifdef __cplusplus
+#define EDGESHED_ABI_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+#define EDGESHED_ABI_VERSION 1
+
+/* Priority classes; lower value = more important, shed last. */
+enum edgeshed_class {
+	EDGESHED_CLASS_CRITICAL = 0,
+	EDGESHED_CLASS_NORMAL = 1,
+	EDGESHED_CLASS_BACKGROUND = 2,
+	EDGESHED_NUM_CLASSES = 3,
+};
+
+enum edgeshed_mode {
+	EDGESHED_MODE_OFF = 0,	   /* pass everything, count nothing but passes */
+	EDGESHED_MODE_OBSERVE = 1, /* decide, count would-shed, pass */
+	EDGESHED_MODE_ENFORCE = 2, /* decide and shed */
+	EDGESHED_NUM_MODES = 3,
+};
+
+enum edgeshed_action {
+	EDGESHED_ACTION_DROP = 0, /* XDP_DROP / TC_ACT_SHOT */
+	EDGESHED_ACTION_RST = 1,  /* answer the SYN with RST+ACK */
+	EDGESHED_NUM_ACTIONS = 2,
+};
+
+/* How the probabilistic admission draw is made. */
+enum edgeshed_draw {
+	/* Hash of the source address and a rotating salt: a client is
+	 * consistently admitted or shed within one salt period. */
+	EDGESHED_DRAW_SOURCE_HASH = 0,
+	EDGESHED_DRAW_RANDOM = 1, /* independent per SYN */
+	EDGESHED_NUM_DRAWS = 2,
+};
+
+/* Where the program is attached; recorded for status and detach. */
+enum edgeshed_hook {
+	EDGESHED_HOOK_NONE = 0,
+	EDGESHED_HOOK_XDP = 1,	       /* native (driver) XDP */
+	EDGESHED_HOOK_XDP_GENERIC = 2, /* skb-mode XDP */
+	EDGESHED_HOOK_TC = 3,	       /* clsact ingress */
+};
+
+/* admit_frac is in units of 1/EDGESHED_FRAC_ONE. */
+#define EDGESHED_FRAC_ONE 65536u
+#define EDGESHED_UNLIMITED 0xffffffffu
+
+/* Per-CPU counters, one row per class plus per-packet counters. */
+enum edgeshed_counter {
+	EDGESHED_CTR_ADMITTED = 0,
+	EDGESHED_CTR_SHED_CAP,		/* in-flight cap reached */
+	EDGESHED_CTR_SHED_FRAC,		/* probabilistic admission */
+	EDGESHED_CTR_SHED_RATE,		/* token bucket empty */
+	EDGESHED_CTR_WOULD_SHED_CAP,	/* observe mode counterparts */
+	EDGESHED_CTR_WOULD_SHED_FRAC,
+	EDGESHED_CTR_WOULD_SHED_RATE,
+	EDGESHED_CTR_FAIL_OPEN,		/* heartbeat stale: admitted */
+	EDGESHED_CTR_PASS_MODE_OFF,	/* mode off: admitted */
+	EDGESHED_CTR_RST_SENT,
+	EDGESHED_CTR_RST_CAPPED,	/* RST budget spent: dropped instead */
+	EDGESHED_NUM_COUNTERS,
+};
+
+/* Counters that belong to no class. */
+enum edgeshed_global_counter {
+	EDGESHED_GCTR_PACKETS = 0,	/* every packet seen */
+	EDGESHED_GCTR_UNPARSED,		/* could not be parsed: passed */
+	EDGESHED_GCTR_NOT_TCP,		/* IP but not TCP, or not IP: passed */
+	EDGESHED_GCTR_FRAGMENT,		/* IP fragment: passed */
+	EDGESHED_GCTR_NOT_SYN,		/* TCP, not a new connection: passed */
+	EDGESHED_GCTR_UNPROTECTED,	/* SYN to an unprotected port: passed */
+	EDGESHED_GCTR_NO_POLICY,	/* maps missing an entry: passed */
+	EDGESHED_NUM_GLOBAL_COUNTERS,
+};
+
+/* Value of the single-entry per-CPU counters map. */
+struct edgeshed_stats {
+	__u64 cls[EDGESHED_NUM_CLASSES][EDGESHED_NUM_COUNTERS];
+	__u64 global[EDGESHED_NUM_GLOBAL_COUNTERS];
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_stats) ==
+			    8 * (EDGESHED_NUM_CLASSES * EDGESHED_NUM_COUNTERS +
+				 EDGESHED_NUM_GLOBAL_COUNTERS),
+		    "stats ABI");
+
+/* Rarely written settings (attach, CLI, config reload). */
+struct edgeshed_config {
+	__u32 abi_version;	    /* EDGESHED_ABI_VERSION; read first */
+	__u32 mode;		    /* enum edgeshed_mode */
+	__u32 action;		    /* enum edgeshed_action */
+	__u32 draw;		    /* enum edgeshed_draw */
+	__u32 hook;		    /* enum edgeshed_hook */
+	__u32 rst_per_sec_per_cpu;  /* RST budget; above it, drop */
+	__u64 heartbeat_timeout_ns; /* 0: never fail open (fail-static) */
+	__u32 src4_prefixes;	    /* entries in the IPv4 override trie */
+	__u32 src6_prefixes;	    /* entries in the IPv6 override trie */
+	__u32 flags;		    /* EDGESHED_CFG_F_* */
+	__u32 _pad;
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 48, "config ABI");
+
+/* clsact qdisc was created by edgeshed, so detach removes it. */
+#define EDGESHED_CFG_F_OWNS_QDISC (1u << 0)
+
+/* Admission policy of one class. */
+struct edgeshed_class_policy {
+	__u32 admit_frac;     /* of EDGESHED_FRAC_ONE; >= ONE admits all */
+	__u32 inflight_cap;   /* EDGESHED_UNLIMITED: no cap */
+	__u32 tokens_per_sec; /* new connections/s; EDGESHED_UNLIMITED: none */
+	__u32 burst;	      /* token bucket depth */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_policy) == 16,
+		    "class policy ABI");
+
+/*
+ * Policies are double-buffered: the controller fills the inactive slot of the
+ * policy map, then publishes it by writing active_slot in the control map
+ * (an aligned 32-bit store, which the data plane reads in one load). A SYN
+ * therefore sees one tick's policy for all classes, never a mix.
+ */
+#define EDGESHED_POLICY_SLOTS 2
+
+struct edgeshed_policy_set {
+	struct edgeshed_class_policy cls[EDGESHED_NUM_CLASSES];
+	__u32 level;	 /* pressure level that produced it, for status */
+	__u32 _pad;
+	__u64 generation; /* tick counter of the controller */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_policy_set) == 64, "policy set ABI");
+
+/* Written by the controller every tick. */
+struct edgeshed_control {
+	__u64 heartbeat_ns; /* CLOCK_MONOTONIC == bpf_ktime_get_ns() */
+	__u32 active_slot;  /* index into the policy map */
+	__u32 salt;	    /* for EDGESHED_DRAW_SOURCE_HASH, rotated */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_control) == 16, "control ABI");
+
+/* Port map: one entry per destination port (host byte order key). */
+struct edgeshed_port {
+	__u8 protected_port; /* 0: not protected, packets pass */
+	__u8 class_id;	     /* enum edgeshed_class */
+	__u16 _pad;
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 4, "port ABI");
+
+#define EDGESHED_NUM_PORTS 65536
+
+/* Source-prefix override keys (LPM trie layout: prefixlen first). */
+struct edgeshed_lpm_v4 {
+	__u32 prefixlen;
+	__u8 addr[4]; /* network byte order */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_lpm_v4) == 8, "lpm v4 ABI");
+
+struct edgeshed_lpm_v6 {
+	__u32 prefixlen;
+	__u8 addr[16]; /* network byte order */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_lpm_v6) == 20, "lpm v6 ABI");
+
+struct edgeshed_class_value {
+	__u32 class_id; /* enum edgeshed_class */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_value) == 4, "class ABI");
+
+#define EDGESHED_MAX_PREFIXES 4096
+
+/*
+ * Live counts of established connections, kept by the tracker program:
+ * the inflight_port map has EDGESHED_NUM_PORTS __u64 entries (local port,
+ * host byte order), the inflight_class map EDGESHED_NUM_CLASSES.
+ */
+
+/* Names of the maps as pinned under /sys/fs/bpf/edgeshed/<iface>/. */
+#define EDGESHED_PIN_ROOT "/sys/fs/bpf/edgeshed"
+
+#endif /* EDGESHED_ABI_H */

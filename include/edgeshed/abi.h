@@ -62,9 +62,8 @@ enum edgeshed_hook {
 	EDGESHED_HOOK_TC = 3,	       /* clsact ingress */
 };
 
-/* admit_frac is in units of 1/EDGESHED_FRAC_ONE. */
+/* shed_frac is in units of 1/EDGESHED_FRAC_ONE. */
 #define EDGESHED_FRAC_ONE 65536u
-#define EDGESHED_UNLIMITED 0xffffffffu
 
 /* Per-CPU counters, one row per class plus per-packet counters. */
 enum edgeshed_counter {
@@ -82,15 +81,17 @@ enum edgeshed_counter {
 	EDGESHED_NUM_COUNTERS,
 };
 
-/* Counters that belong to no class. */
+/*
+ * Counters that belong to no class. Packets of established flows and non-TCP
+ * traffic are deliberately not counted: that path must stay as cheap as a
+ * bare XDP_PASS.
+ */
 enum edgeshed_global_counter {
-	EDGESHED_GCTR_PACKETS = 0,	/* every packet seen */
-	EDGESHED_GCTR_UNPARSED,		/* could not be parsed: passed */
-	EDGESHED_GCTR_NOT_TCP,		/* IP but not TCP, or not IP: passed */
+	EDGESHED_GCTR_UNPARSED = 0,	/* could not be parsed: passed */
 	EDGESHED_GCTR_FRAGMENT,		/* IP fragment: passed */
-	EDGESHED_GCTR_NOT_SYN,		/* TCP, not a new connection: passed */
 	EDGESHED_GCTR_UNPROTECTED,	/* SYN to an unprotected port: passed */
-	EDGESHED_GCTR_NO_POLICY,	/* maps missing an entry: passed */
+	EDGESHED_GCTR_NO_POLICY,	/* a map lacked its entry: passed */
+	EDGESHED_GCTR_RST_FAILED,	/* RST could not be built: dropped */
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 
@@ -100,8 +101,9 @@ struct edgeshed_stats {
 	__u64 global[EDGESHED_NUM_GLOBAL_COUNTERS];
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_stats) ==
-			    8 * (EDGESHED_NUM_CLASSES * EDGESHED_NUM_COUNTERS +
-				 EDGESHED_NUM_GLOBAL_COUNTERS),
+			    8 * ((int)EDGESHED_NUM_CLASSES *
+				     (int)EDGESHED_NUM_COUNTERS +
+				 (int)EDGESHED_NUM_GLOBAL_COUNTERS),
 		    "stats ABI");
 
 /* Rarely written settings (attach, CLI, config reload). */
@@ -123,11 +125,14 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 48, "config ABI");
 /* clsact qdisc was created by edgeshed, so detach removes it. */
 #define EDGESHED_CFG_F_OWNS_QDISC (1u << 0)
 
-/* Admission policy of one class. */
+/*
+ * Admission policy of one class. All-zero admits everything: a data plane
+ * whose controller never wrote a policy fails open by construction.
+ */
 struct edgeshed_class_policy {
-	__u32 admit_frac;     /* of EDGESHED_FRAC_ONE; >= ONE admits all */
-	__u32 inflight_cap;   /* EDGESHED_UNLIMITED: no cap */
-	__u32 tokens_per_sec; /* new connections/s; EDGESHED_UNLIMITED: none */
+	__u32 shed_frac;      /* of EDGESHED_FRAC_ONE; 0: none, ONE: all */
+	__u32 inflight_cap;   /* 0: no cap */
+	__u32 tokens_per_sec; /* new connections/s; 0: no rate limit */
 	__u32 burst;	      /* token bucket depth */
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_policy) == 16,
@@ -189,11 +194,11 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_value) == 4, "class ABI");
 
 /*
  * Live counts of established connections, kept by the tracker program:
- * the inflight_port map has EDGESHED_NUM_PORTS __u64 entries (local port,
- * host byte order), the inflight_class map EDGESHED_NUM_CLASSES.
+ * the es_inflight map has EDGESHED_NUM_PORTS __u64 entries (local port,
+ * host byte order), the es_inflight_cls map EDGESHED_NUM_CLASSES.
  */
 
-/* Names of the maps as pinned under /sys/fs/bpf/edgeshed/<iface>/. */
+/* Maps and links are pinned under EDGESHED_PIN_ROOT/<iface>/<map name>. */
 #define EDGESHED_PIN_ROOT "/sys/fs/bpf/edgeshed"
 
 #endif /* EDGESHED_ABI_H */

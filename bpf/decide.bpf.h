@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Classification and the admit-or-shed decision for a new connection. */
+#ifndef EDGESHED_DECIDE_BPF_H
+#define EDGESHED_DECIDE_BPF_H
+
+#include "maps.bpf.h"
+#include "parse.bpf.h"
+
+#define NSEC_PER_SEC 1000000000ull
+/* Refill at most this much idle time at once, so elapsed x rate fits in a
+ * __u64 for any __u32 rate. */
+#define BUCKET_MAX_REFILL_NS (4 * NSEC_PER_SEC)
+#define FRAC_MASK (EDGESHED_FRAC_ONE - 1)
+
+enum edgeshed_verdict {
+	EDGESHED_VERDICT_PASS = 0,
+	EDGESHED_VERDICT_DROP,
+	EDGESHED_VERDICT_RST,
+};
+
+/* In the order of the SHED_* and WOULD_SHED_* counters. */
+enum edgeshed_shed_reason {
+	EDGESHED_REASON_NONE = 0,
+	EDGESHED_REASON_CAP,
+	EDGESHED_REASON_FRAC,
+	EDGESHED_REASON_RATE,
+};
+
+static __always_inline struct edgeshed_stats *stats_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&es_stats, &zero);
+}
+
+static __always_inline void global_count(int counter)
+{
+	struct edgeshed_stats *s = stats_get();
+
+	if (s && counter >= 0 && counter < EDGESHED_NUM_GLOBAL_COUNTERS)
+		s->global[counter]++;
+}
+
+static __always_inline void class_count(struct edgeshed_stats *s,
+					__u32 class_id, int counter)
+{
+	if (class_id < EDGESHED_NUM_CLASSES && counter >= 0 &&
+	    counter < EDGESHED_NUM_COUNTERS)
+		s->cls[class_id][counter]++;
+}
+
+/* Source-prefix override of the port's class; tries are skipped when empty
+ * so the common configuration pays for no LPM walk. */
+static __always_inline __u32 classify_source(const struct edgeshed_config *cfg,
+					     __u8 family, const __be32 *saddr,
+					     __u32 class_id)
+{
+	struct edgeshed_class_value *v = NULL;
+
+	if (family == AF_INET && cfg->src4_prefixes) {
+		struct edgeshed_lpm_v4 key = { .prefixlen = 32 };
+
+		__builtin_memcpy(key.addr, saddr, sizeof(key.addr));
+		v = bpf_map_lookup_elem(&es_src4, &key);
+	} else if (family == AF_INET6 && cfg->src6_prefixes) {
+		struct edgeshed_lpm_v6 key = { .prefixlen = 128 };
+
+		__builtin_memcpy(key.addr, saddr, sizeof(key.addr));
+		v = bpf_map_lookup_elem(&es_src6, &key);
+	}
+	if (v && v->class_id < EDGESHED_NUM_CLASSES)
+		return v->class_id;
+	return class_id;
+}
+
+/* murmur3's finaliser: cheap and mixes every input bit into every output bit. */
+static __always_inline __u32 mix32(__u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6b;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35;
+	h ^= h >> 16;
+	return h;
+}
+
+static __always_inline __u32 source_hash(__u8 family, const __be32 *saddr,
+					 __u32 salt)
+{
+	__u32 h = mix32(salt ^ saddr[0]);
+
+	if (family == AF_INET6) {
+		h = mix32(h ^ saddr[1]);
+		h = mix32(h ^ saddr[2]);
+		h = mix32(h ^ saddr[3]);
+	}
+	return h;
+}
+
+static __always_inline int shed_by_fraction(const struct edgeshed_config *cfg,
+					    const struct edgeshed_control *ctl,
+					    const struct edgeshed_pkt *pkt,
+					    __u32 shed_frac)
+{
+	__u32 draw;
+
+	if (!shed_frac)
+		return 0;
+	if (cfg->draw == EDGESHED_DRAW_RANDOM)
+		draw = bpf_get_prandom_u32();
+	else
+		draw = source_hash(pkt->family, pkt->saddr, ctl->salt);
+	return (draw & FRAC_MASK) < shed_frac;
+}
+
+static __always_inline int take_token(__u32 class_id,
+				      const struct edgeshed_class_policy *pol,
+				      __u64 now)
+{
+	struct edgeshed_bucket *b = bpf_map_lookup_elem(&es_buckets, &class_id);
+	__u64 elapsed, cap, tokens;
+	int ok = 0;
+
+	if (!b)
+		return 1;
+	cap = (__u64)pol->burst * NSEC_PER_SEC;
+	bpf_spin_lock(&b->lock);
+	elapsed = now - b->last_ns;
+	if (elapsed > BUCKET_MAX_REFILL_NS)
+		elapsed = BUCKET_MAX_REFILL_NS;
+	tokens = b->nano_tokens + elapsed * pol->tokens_per_sec;
+	if (tokens > cap)
+		tokens = cap;
+	if (tokens >= NSEC_PER_SEC) {
+		tokens -= NSEC_PER_SEC;
+		ok = 1;
+	}
+	b->nano_tokens = tokens;
+	b->last_ns = now;
+	bpf_spin_unlock(&b->lock);
+	return ok;
+}
+
+static __always_inline int shed_reason(__u32 class_id,
+				       const struct edgeshed_config *cfg,
+				       const struct edgeshed_control *ctl,
+				       const struct edgeshed_class_policy *pol,
+				       const struct edgeshed_pkt *pkt, __u64 now)
+{
+	__u64 *inflight;
+
+	if (pol->inflight_cap) {
+		inflight = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
+		if (inflight && *inflight >= pol->inflight_cap)
+			return EDGESHED_REASON_CAP;
+	}
+	if (shed_by_fraction(cfg, ctl, pkt, pol->shed_frac))
+		return EDGESHED_REASON_FRAC;
+	if (pol->tokens_per_sec && !take_token(class_id, pol, now))
+		return EDGESHED_REASON_RATE;
+	return EDGESHED_REASON_NONE;
+}
+
+/* One RST budget per CPU and second, so a spoofed SYN flood cannot turn the
+ * host into a reflector at line rate. */
+static __always_inline int rst_budget_take(const struct edgeshed_config *cfg,
+					   __u64 now)
+{
+	struct edgeshed_rst_budget *b;
+	__u32 zero = 0;
+
+	b = bpf_map_lookup_elem(&es_rst_budget, &zero);
+	if (!b)
+		return 0;
+	if (now - b->window_start_ns >= NSEC_PER_SEC) {
+		b->window_start_ns = now;
+		b->sent = 0;
+	}
+	if (b->sent >= cfg->rst_per_sec_per_cpu)
+		return 0;
+	b->sent++;
+	return 1;
+}
+
+static __always_inline int heartbeat_stale(const struct edgeshed_config *cfg,
+					   const struct edgeshed_control *ctl,
+					   __u64 now)
+{
+	/* Signed: a heartbeat stamped just after this packet's clock read
+	 * must not look ages old. */
+	return cfg->heartbeat_timeout_ns &&
+	       (__s64)(now - ctl->heartbeat_ns) > (__s64)cfg->heartbeat_timeout_ns;
+}
+
+/*
+ * Decision for a parsed TCP segment. Everything that is not a new connection
+ * to a protected port passes. The returned RST verdict means the caller
+ * must turn the packet into a RST (and count RST_SENT once it has).
+ */
+static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
+					   __u32 *class_out)
+{
+	const struct edgeshed_class_policy *pol;
+	struct edgeshed_policy_set *set;
+	struct edgeshed_control *ctl;
+	struct edgeshed_config *cfg;
+	struct edgeshed_stats *s;
+	struct edgeshed_port *port;
+	__u32 key = 0, class_id, slot;
+	__u64 now;
+	int reason;
+
+	if ((pkt->tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN)
+		return EDGESHED_VERDICT_PASS;
+
+	key = pkt->dport;
+	port = bpf_map_lookup_elem(&es_ports, &key);
+	if (!port || !port->protected_port) {
+		global_count(EDGESHED_GCTR_UNPROTECTED);
+		return EDGESHED_VERDICT_PASS;
+	}
+
+	key = 0;
+	s = stats_get();
+	cfg = bpf_map_lookup_elem(&es_config, &key);
+	ctl = bpf_map_lookup_elem(&es_control, &key);
+	if (!s || !cfg || !ctl) {
+		global_count(EDGESHED_GCTR_NO_POLICY);
+		return EDGESHED_VERDICT_PASS;
+	}
+	class_id = classify_source(cfg, pkt->family, pkt->saddr, port->class_id);
+	if (class_id >= EDGESHED_NUM_CLASSES) {
+		global_count(EDGESHED_GCTR_NO_POLICY);
+		return EDGESHED_VERDICT_PASS;
+	}
+	*class_out = class_id;
+
+	if (cfg->mode == EDGESHED_MODE_OFF) {
+		class_count(s, class_id, EDGESHED_CTR_PASS_MODE_OFF);
+		return EDGESHED_VERDICT_PASS;
+	}
+	now = bpf_ktime_get_ns();
+	if (heartbeat_stale(cfg, ctl, now)) {
+		class_count(s, class_id, EDGESHED_CTR_FAIL_OPEN);
+		return EDGESHED_VERDICT_PASS;
+	}
+
+	slot = ctl->active_slot & (EDGESHED_POLICY_SLOTS - 1);
+	set = bpf_map_lookup_elem(&es_policy, &slot);
+	if (!set) {
+		global_count(EDGESHED_GCTR_NO_POLICY);
+		return EDGESHED_VERDICT_PASS;
+	}
+	pol = &set->cls[class_id];
+
+	reason = shed_reason(class_id, cfg, ctl, pol, pkt, now);
+	if (reason == EDGESHED_REASON_NONE) {
+		class_count(s, class_id, EDGESHED_CTR_ADMITTED);
+		return EDGESHED_VERDICT_PASS;
+	}
+	if (cfg->mode != EDGESHED_MODE_ENFORCE) {
+		class_count(s, class_id, EDGESHED_CTR_WOULD_SHED_CAP +
+						   reason - EDGESHED_REASON_CAP);
+		return EDGESHED_VERDICT_PASS;
+	}
+	class_count(s, class_id,
+		    EDGESHED_CTR_SHED_CAP + reason - EDGESHED_REASON_CAP);
+	if (cfg->action != EDGESHED_ACTION_RST)
+		return EDGESHED_VERDICT_DROP;
+	if (!rst_budget_take(cfg, now)) {
+		class_count(s, class_id, EDGESHED_CTR_RST_CAPPED);
+		return EDGESHED_VERDICT_DROP;
+	}
+	return EDGESHED_VERDICT_RST;
+}
+
+#endif /* EDGESHED_DECIDE_BPF_H */

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * edgeshed data plane: admit or shed each new TCP connection to a protected
+ * port, at XDP or TC ingress, and keep the live count of established
+ * connections that the in-flight caps compare against.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "decide.bpf.h"
+#include "maps.bpf.h"
+#include "parse.bpf.h"
+#include "rst.bpf.h"
+
+#define TC_ACT_UNSPEC (-1)
+#define TC_ACT_SHOT 2
+/* Headers the TC program needs in the linear area: Ethernet, two tags, an
+ * IPv6 header with a chain of extension headers, and TCP with options. */
+#define TC_PULL_LEN 256
+
+/* Parses and decides; fills pkt and class_id for the RST path. */
+static __always_inline int edgeshed_handle(void *data, void *data_end,
+					   struct edgeshed_pkt *pkt,
+					   __u32 *class_id)
+{
+	switch (edgeshed_parse(data, data_end, pkt)) {
+	case EDGESHED_PARSE_TCP:
+		return edgeshed_decide(pkt, class_id);
+	case EDGESHED_PARSE_FRAGMENT:
+		global_count(EDGESHED_GCTR_FRAGMENT);
+		return EDGESHED_VERDICT_PASS;
+	case EDGESHED_PARSE_UNPARSED:
+		global_count(EDGESHED_GCTR_UNPARSED);
+		return EDGESHED_VERDICT_PASS;
+	default:
+		return EDGESHED_VERDICT_PASS;
+	}
+}
+
+static __always_inline void count_rst(__u32 class_id, int sent)
+{
+	struct edgeshed_stats *s = stats_get();
+
+	if (!s)
+		return;
+	if (sent)
+		class_count(s, class_id, EDGESHED_CTR_RST_SENT);
+	else
+		s->global[EDGESHED_GCTR_RST_FAILED]++;
+}
+
+SEC("xdp")
+int edgeshed_xdp(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct edgeshed_pkt pkt = {};
+	__u32 class_id = 0;
+	int len;
+
+	switch (edgeshed_handle(data, data_end, &pkt, &class_id)) {
+	case EDGESHED_VERDICT_DROP:
+		return XDP_DROP;
+	case EDGESHED_VERDICT_RST:
+		len = edgeshed_write_rst(data, data_end, &pkt);
+		if (len < 0 ||
+		    bpf_xdp_adjust_tail(ctx, len - (int)(data_end - data))) {
+			count_rst(class_id, 0);
+			return XDP_DROP;
+		}
+		count_rst(class_id, 1);
+		return XDP_TX;
+	default:
+		return XDP_PASS;
+	}
+}
+
+SEC("tc")
+int edgeshed_tc(struct __sk_buff *skb)
+{
+	struct edgeshed_pkt pkt = {};
+	__u32 class_id = 0, want;
+	void *data_end, *data;
+	int len;
+
+	data_end = (void *)(long)skb->data_end;
+	data = (void *)(long)skb->data;
+	/* Only a non-linear skb pays for the pull. */
+	want = skb->len < TC_PULL_LEN ? skb->len : TC_PULL_LEN;
+	if (data + want > data_end) {
+		bpf_skb_pull_data(skb, want);
+		data_end = (void *)(long)skb->data_end;
+		data = (void *)(long)skb->data;
+	}
+
+	switch (edgeshed_handle(data, data_end, &pkt, &class_id)) {
+	case EDGESHED_VERDICT_DROP:
+		return TC_ACT_SHOT;
+	case EDGESHED_VERDICT_RST:
+		len = edgeshed_write_rst(data, data_end, &pkt);
+		if (len < 0 || bpf_skb_change_tail(skb, len, 0)) {
+			count_rst(class_id, 0);
+			return TC_ACT_SHOT;
+		}
+		count_rst(class_id, 1);
+		/* Back out of the device it came in on, towards the client. */
+		return bpf_redirect(skb->ifindex, 0);
+	default:
+		/* Unspec, not OK: other ingress filters still get their say. */
+		return TC_ACT_UNSPEC;
+	}
+}
+
+/* A v4 client on a dual-stack listener shows up as ::ffff:a.b.c.d. */
+static __always_inline int v4_mapped(const __be32 *a)
+{
+	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
+}
+
+/* Class of a passively opened socket, found as the SYN's was. */
+static __always_inline int socket_class(struct sock *sk, __u16 port,
+					__u32 *class_id)
+{
+	struct edgeshed_config *cfg;
+	struct edgeshed_port *p;
+	__u32 key = port;
+	__be32 addr[4];
+	__u8 family;
+
+	p = bpf_map_lookup_elem(&es_ports, &key);
+	if (!p || !p->protected_port)
+		return -1;
+	key = 0;
+	cfg = bpf_map_lookup_elem(&es_config, &key);
+	if (!cfg)
+		return -1;
+	family = sk->__sk_common.skc_family;
+	if (family == AF_INET) {
+		addr[0] = sk->__sk_common.skc_daddr;
+	} else if (family == AF_INET6) {
+		__builtin_memcpy(addr, sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32,
+				 sizeof(addr));
+		if (v4_mapped(addr)) {
+			family = AF_INET;
+			addr[0] = addr[3];
+		}
+	} else {
+		return -1;
+	}
+	*class_id = classify_source(cfg, family, addr, p->class_id);
+	return *class_id < EDGESHED_NUM_CLASSES ? 0 : -1;
+}
+
+static __always_inline void inflight_add(__u16 port, __u32 class_id, __s64 d)
+{
+	__u32 key = port;
+	__u64 *v;
+
+	v = bpf_map_lookup_elem(&es_inflight, &key);
+	if (v)
+		__sync_fetch_and_add(v, d);
+	v = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
+	if (v)
+		__sync_fetch_and_add(v, d);
+}
+
+/*
+ * In-flight = established connections on a protected port, accepted or still
+ * in the accept queue. A connection is counted when its passive open
+ * completes and uncounted when it leaves ESTABLISHED, whatever the next
+ * state: counting until TCP_CLOSE would keep FIN_WAIT2 orphans in the count
+ * for up to tcp_fin_timeout. The mark in socket storage makes the pair exact
+ * even if the port's class is edited in between.
+ */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
+{
+	struct edgeshed_sk_state *st;
+	__u32 class_id;
+	__u16 port;
+
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return 0;
+
+	if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
+		port = sk->__sk_common.skc_num;
+		if (socket_class(sk, port, &class_id))
+			return 0;
+		st = bpf_sk_storage_get(&es_sk_state, sk, NULL,
+					BPF_SK_STORAGE_GET_F_CREATE);
+		/* Not counted, so never uncounted. Already counted happens
+		 * while an upgrade runs old and new tracker side by side. */
+		if (!st || st->counted)
+			return 0;
+		st->established_ns = bpf_ktime_get_ns();
+		st->port = port;
+		st->class_id = class_id;
+		st->counted = 1;
+		inflight_add(port, class_id, 1);
+		return 0;
+	}
+
+	if (oldstate == TCP_ESTABLISHED) {
+		st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
+		if (!st || !st->counted)
+			return 0;
+		st->counted = 0;
+		inflight_add(st->port, st->class_id, -1);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Maps of the edgeshed data plane. Layouts of the values are in abi.h. */
+#ifndef EDGESHED_MAPS_BPF_H
+#define EDGESHED_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <edgeshed/abi.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct edgeshed_config);
+} es_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct edgeshed_control);
+} es_control SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_POLICY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct edgeshed_policy_set);
+} es_policy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_PORTS);
+	__type(key, __u32);
+	__type(value, struct edgeshed_port);
+} es_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, EDGESHED_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct edgeshed_lpm_v4);
+	__type(value, struct edgeshed_class_value);
+} es_src4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, EDGESHED_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct edgeshed_lpm_v6);
+	__type(value, struct edgeshed_class_value);
+} es_src6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct edgeshed_stats);
+} es_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_PORTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_inflight_cls SEC(".maps");
+
+/*
+ * New-connection token bucket of each class. Shared by all CPUs so the rate
+ * is the configured one whatever the RSS spread; the lock is held for a few
+ * instructions per admitted SYN only.
+ */
+struct edgeshed_bucket {
+	struct bpf_spin_lock lock;
+	__u32 _pad;
+	__u64 nano_tokens; /* tokens x NSEC_PER_SEC */
+	__u64 last_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__type(key, __u32);
+	__type(value, struct edgeshed_bucket);
+} es_buckets SEC(".maps");
+
+/* RSTs sent by this CPU in the current one-second window. */
+struct edgeshed_rst_budget {
+	__u64 window_start_ns;
+	__u64 sent;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct edgeshed_rst_budget);
+} es_rst_budget SEC(".maps");
+
+/* What the tracker remembers of a counted connection. */
+struct edgeshed_sk_state {
+	__u64 established_ns;
+	__u16 port;
+	__u8 class_id;
+	__u8 counted;
+	__u32 _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct edgeshed_sk_state);
+} es_sk_state SEC(".maps");
+
+#endif /* EDGESHED_MAPS_BPF_H */

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Ethernet / VLAN / IPv4 / IPv6 / TCP parsing into struct edgeshed_pkt. */
+#ifndef EDGESHED_PARSE_BPF_H
+#define EDGESHED_PARSE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define AF_INET 2
+#define AF_INET6 10
+
+/* IPv6 next-header values of the extension headers we walk. */
+#define NEXTHDR_HOP 0
+#define NEXTHDR_ROUTING 43
+#define NEXTHDR_FRAGMENT 44
+#define NEXTHDR_DEST 60
+
+#define EDGESHED_MAX_VLANS 2
+#define EDGESHED_MAX_IPV6_EXT 6
+#define IPV4_MIN_IHL 5
+#define IPV4_MF 0x2000
+#define IPV4_OFFSET_MASK 0x1fff
+#define IPV6_FRAG_OFFSET_MASK 0xfff8
+#define IPV6_FRAG_MF 0x0001
+#define TCP_MIN_DOFF 5
+
+#define TCP_FLAG_FIN 0x01
+#define TCP_FLAG_SYN 0x02
+#define TCP_FLAG_RST 0x04
+#define TCP_FLAG_ACK 0x10
+
+enum edgeshed_parse_result {
+	EDGESHED_PARSE_TCP = 0,	 /* pkt fully filled in */
+	EDGESHED_PARSE_OTHER,	 /* well formed, not TCP over IP */
+	EDGESHED_PARSE_FRAGMENT, /* IP fragment: ports unknown */
+	EDGESHED_PARSE_UNPARSED, /* truncated or malformed */
+};
+
+struct edgeshed_pkt {
+	__u32 l3_off;
+	__u32 l4_off;
+	__u32 payload_len; /* TCP payload bytes */
+	__u32 seq;	   /* host order */
+	__u16 sport;	   /* host order */
+	__u16 dport;	   /* host order */
+	__u8 family;	   /* AF_INET or AF_INET6 */
+	__u8 tcp_flags;
+	__u16 _pad;
+	__be32 saddr[4]; /* IPv4 uses [0] */
+	__be32 daddr[4];
+};
+
+/* The TCP flag byte: byte 13 of the header, CWR..FIN. */
+static __always_inline __u8 tcp_flag_byte(const struct tcphdr *th)
+{
+	return ((const __u8 *)th)[13];
+}
+
+static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
+				     __u32 l4_len, struct edgeshed_pkt *pkt)
+{
+	struct tcphdr *th = data + off;
+	__u32 doff_bytes;
+
+	/* Keeps clang from recomputing th after the check, which the verifier
+	 * would see as an unchecked pointer. */
+	barrier_var(th);
+	if ((void *)(th + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	if (th->doff < TCP_MIN_DOFF)
+		return EDGESHED_PARSE_UNPARSED;
+	doff_bytes = th->doff * 4;
+	if (doff_bytes > l4_len)
+		return EDGESHED_PARSE_UNPARSED;
+	pkt->l4_off = off;
+	pkt->payload_len = l4_len - doff_bytes;
+	pkt->sport = bpf_ntohs(th->source);
+	pkt->dport = bpf_ntohs(th->dest);
+	pkt->seq = bpf_ntohl(th->seq);
+	pkt->tcp_flags = tcp_flag_byte(th);
+	return EDGESHED_PARSE_TCP;
+}
+
+static __always_inline int parse_ipv4(void *data, void *data_end, __u32 off,
+				      struct edgeshed_pkt *pkt)
+{
+	struct iphdr *iph = data + off;
+	__u32 ihl_bytes, tot_len;
+
+	if ((void *)(iph + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	if (iph->version != 4 || iph->ihl < IPV4_MIN_IHL)
+		return EDGESHED_PARSE_UNPARSED;
+	ihl_bytes = iph->ihl * 4;
+	tot_len = bpf_ntohs(iph->tot_len);
+	/* Trailing bytes (Ethernet padding) are fine; missing ones are not. */
+	if (tot_len < ihl_bytes || (void *)iph + tot_len > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	if (bpf_ntohs(iph->frag_off) & (IPV4_MF | IPV4_OFFSET_MASK))
+		return EDGESHED_PARSE_FRAGMENT;
+	if (iph->protocol != IPPROTO_TCP)
+		return EDGESHED_PARSE_OTHER;
+	pkt->family = AF_INET;
+	pkt->l3_off = off;
+	pkt->saddr[0] = iph->saddr;
+	pkt->daddr[0] = iph->daddr;
+	return parse_tcp(data, data_end, off + ihl_bytes, tot_len - ihl_bytes,
+			 pkt);
+}
+
+static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
+				      struct edgeshed_pkt *pkt)
+{
+	struct ipv6hdr *ip6h = data + off;
+	__u32 payload_len, ext_off;
+	__u8 nexthdr;
+	int i;
+
+	if ((void *)(ip6h + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	if (ip6h->version != 6)
+		return EDGESHED_PARSE_UNPARSED;
+	payload_len = bpf_ntohs(ip6h->payload_len);
+	if ((void *)(ip6h + 1) + payload_len > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	pkt->family = AF_INET6;
+	pkt->l3_off = off;
+	__builtin_memcpy(pkt->saddr, &ip6h->saddr, sizeof(pkt->saddr));
+	__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
+
+	nexthdr = ip6h->nexthdr;
+	ext_off = 0; /* bytes of extension headers walked so far */
+#pragma unroll
+	for (i = 0; i < EDGESHED_MAX_IPV6_EXT; i++) {
+		struct ipv6_opt_hdr *opt;
+		struct frag_hdr *frag;
+
+		switch (nexthdr) {
+		case IPPROTO_TCP:
+			goto tcp;
+		case NEXTHDR_HOP:
+		case NEXTHDR_ROUTING:
+		case NEXTHDR_DEST:
+			opt = (void *)(ip6h + 1) + ext_off;
+			if ((void *)(opt + 1) > data_end)
+				return EDGESHED_PARSE_UNPARSED;
+			nexthdr = opt->nexthdr;
+			ext_off += (opt->hdrlen + 1) * 8;
+			break;
+		case NEXTHDR_FRAGMENT:
+			frag = (void *)(ip6h + 1) + ext_off;
+			if ((void *)(frag + 1) > data_end)
+				return EDGESHED_PARSE_UNPARSED;
+			/* An atomic fragment (RFC 6946) is a whole packet. */
+			if (bpf_ntohs(frag->frag_off) &
+			    (IPV6_FRAG_OFFSET_MASK | IPV6_FRAG_MF))
+				return EDGESHED_PARSE_FRAGMENT;
+			nexthdr = frag->nexthdr;
+			ext_off += sizeof(*frag);
+			break;
+		default:
+			return EDGESHED_PARSE_OTHER;
+		}
+		if (ext_off > payload_len)
+			return EDGESHED_PARSE_UNPARSED;
+	}
+	if (nexthdr != IPPROTO_TCP)
+		return EDGESHED_PARSE_UNPARSED; /* chain longer than we walk */
+tcp:
+	return parse_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
+			 payload_len - ext_off, pkt);
+}
+
+static __always_inline int edgeshed_parse(void *data, void *data_end,
+					  struct edgeshed_pkt *pkt)
+{
+	struct ethhdr *eth = data;
+	__u32 off = sizeof(*eth);
+	__u16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	proto = bpf_ntohs(eth->h_proto);
+#pragma unroll
+	for (i = 0; i < EDGESHED_MAX_VLANS; i++) {
+		struct vlan_hdr *vh;
+
+		if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+			break;
+		vh = data + off;
+		if ((void *)(vh + 1) > data_end)
+			return EDGESHED_PARSE_UNPARSED;
+		proto = bpf_ntohs(vh->h_vlan_encapsulated_proto);
+		off += sizeof(*vh);
+	}
+	switch (proto) {
+	case ETH_P_IP:
+		return parse_ipv4(data, data_end, off, pkt);
+	case ETH_P_IPV6:
+		return parse_ipv6(data, data_end, off, pkt);
+	case ETH_P_8021Q:
+	case ETH_P_8021AD:
+		return EDGESHED_PARSE_UNPARSED; /* more tags than we walk */
+	default:
+		return EDGESHED_PARSE_OTHER;
+	}
+}
+
+#endif /* EDGESHED_PARSE_BPF_H */

@@ -1,0 +1,149 @@
+// attach, detach and policy: commands that change the data plane directly.
+#include <charconv>
+#include <cmath>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/names.h"
+#include "dataplane/attach.h"
+
+namespace edgeshed {
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+
+Result<PortClass> parse_port_spec(const std::string& spec) {
+  auto colon = spec.find(':');
+  std::string port_text = spec.substr(0, colon);
+  uint32_t port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
+      port > 65535) {
+    return make_error("port '" + spec + "': expected 1..65535, optionally :CLASS");
+  }
+  uint32_t class_id = EDGESHED_CLASS_NORMAL;
+  if (colon != std::string::npos) {
+    auto c = parse_class(spec.substr(colon + 1));
+    if (!c) return make_error("port '" + spec + "': class must be critical, normal or background");
+    class_id = *c;
+  }
+  return PortClass{static_cast<uint16_t>(port), class_id};
+}
+
+}  // namespace
+
+int fail(const std::string& message) {
+  std::cerr << "edgeshed: " << message << "\n";
+  return 1;
+}
+
+void add_attach_command(CLI::App& app, CommandRunner& run) {
+  struct Args {
+    std::string iface, hook = "xdp", mode = "observe", action = "rst", draw = "source_hash";
+    std::vector<std::string> ports;
+    double heartbeat_timeout_ms = 1000;
+    uint32_t rst_per_sec = 1000;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "attach", "Attach the data plane to an interface (or replace its programs atomically)");
+  cmd->add_option("-i,--iface", args->iface, "Interface")->required();
+  cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")
+      ->check(CLI::IsMember({"xdp", "xdp-generic", "tc"}));
+  cmd->add_option("-p,--port", args->ports, "Protected ports, PORT[:CLASS], comma separated")
+      ->delimiter(',');
+  cmd->add_option("--mode", args->mode, "off, observe or enforce")
+      ->check(CLI::IsMember({"off", "observe", "enforce"}));
+  cmd->add_option("--action", args->action, "drop or rst")->check(CLI::IsMember({"drop", "rst"}));
+  cmd->add_option("--draw", args->draw, "source_hash or random")
+      ->check(CLI::IsMember({"source_hash", "random"}));
+  cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
+                  "Fail open when the controller is silent this long; 0 keeps the last policy")
+      ->check(CLI::Range(0.0, 3600e3));
+  cmd->add_option("--rst-per-sec", args->rst_per_sec, "RST budget per CPU and second")
+      ->check(CLI::Range(0u, 10000000u));
+  cmd->callback([args, &run] {
+    run = [args] {
+      AttachOptions opts;
+      opts.iface = args->iface;
+      opts.hook = parse_hook(args->hook).value();
+      opts.mode = *parse_mode(args->mode);
+      opts.action = *parse_action(args->action);
+      opts.draw = *parse_draw(args->draw);
+      opts.heartbeat_timeout_ns = static_cast<uint64_t>(std::llround(args->heartbeat_timeout_ms *
+                                                                      kNsPerMs));
+      opts.rst_per_sec_per_cpu = args->rst_per_sec;
+      if (!args->ports.empty()) {
+        std::vector<PortClass> ports;
+        for (const auto& spec : args->ports) {
+          auto p = parse_port_spec(spec);
+          if (!p) return fail(p.error().message);
+          ports.push_back(*p);
+        }
+        opts.ports = std::move(ports);
+      }
+      auto attached = attach(opts);
+      if (!attached) return fail(attached.error().message);
+      std::cout << (attached->adopted ? "replaced programs on " : "attached to ") << opts.iface
+                << " at " << hook_name(opts.hook) << ", mode " << mode_name(opts.mode)
+                << ", action " << action_name(opts.action) << "\n";
+      return 0;
+    };
+  });
+}
+
+void add_detach_command(CLI::App& app, CommandRunner& run) {
+  auto iface = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("detach", "Remove the data plane, its qdisc changes and pins");
+  cmd->add_option("-i,--iface", *iface, "Interface")->required();
+  cmd->callback([iface, &run] {
+    run = [iface] {
+      if (auto s = detach(*iface); !s) return fail(s.error().message);
+      std::cout << "detached from " << *iface << "\n";
+      return 0;
+    };
+  });
+}
+
+void add_policy_command(CLI::App& app, CommandRunner& run) {
+  struct Args {
+    std::string iface, cls;
+    double shed_fraction = 0;
+    uint32_t cap = 0, rate = 0, burst = 0;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "policy",
+      "Set one class's static policy (the daemon overwrites it every tick while it runs)");
+  cmd->add_option("-i,--iface", args->iface, "Interface")->required();
+  cmd->add_option("-c,--class", args->cls, "critical, normal or background")
+      ->required()
+      ->check(CLI::IsMember({"critical", "normal", "background"}));
+  cmd->add_option("--shed-fraction", args->shed_fraction, "Fraction of new connections shed")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--cap", args->cap, "In-flight cap, 0 for none");
+  cmd->add_option("--rate", args->rate, "New connections per second, 0 for no limit");
+  cmd->add_option("--burst", args->burst, "Token bucket depth (default: one second of --rate)");
+  cmd->callback([args, &run] {
+    run = [args] {
+      auto maps = Maps::open_pinned(pin_dir_for(args->iface));
+      if (!maps) return fail(maps.error().message);
+      auto set = maps->read_active_policy();
+      if (!set) return fail(set.error().message);
+      auto& pol = set->cls[*parse_class(args->cls)];
+      pol.shed_frac = static_cast<uint32_t>(std::lround(args->shed_fraction * EDGESHED_FRAC_ONE));
+      pol.inflight_cap = args->cap;
+      pol.tokens_per_sec = args->rate;
+      pol.burst = args->burst ? args->burst : args->rate;
+      auto ctl = maps->read_control();
+      if (!ctl) return fail(ctl.error().message);
+      if (auto s = maps->publish(*set, ctl->heartbeat_ns, ctl->salt); !s) {
+        return fail(s.error().message);
+      }
+      std::cout << "policy of " << args->cls << " on " << args->iface << " set\n";
+      return 0;
+    };
+  });
+}
+
+}  // namespace edgeshed

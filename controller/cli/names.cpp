@@ -1,0 +1,49 @@
+#include "cli/names.h"
+
+#include <array>
+
+#include "edgeshed/abi.h"
+
+namespace edgeshed {
+namespace {
+
+constexpr std::array<std::string_view, EDGESHED_NUM_CLASSES> kClasses = {"critical", "normal",
+                                                                          "background"};
+constexpr std::array<std::string_view, EDGESHED_NUM_MODES> kModes = {"off", "observe", "enforce"};
+constexpr std::array<std::string_view, EDGESHED_NUM_ACTIONS> kActions = {"drop", "rst"};
+constexpr std::array<std::string_view, EDGESHED_NUM_DRAWS> kDraws = {"source_hash", "random"};
+constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {
+    "admitted",         "shed_cap",   "shed_fraction", "shed_rate",     "would_shed_cap",
+    "would_shed_fraction", "would_shed_rate", "fail_open", "pass_mode_off", "rst_sent",
+    "rst_capped"};
+constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlobalCounters = {
+    "unparsed", "fragment", "unprotected", "no_policy", "rst_failed"};
+
+template <size_t N>
+std::optional<uint32_t> find(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == name) return static_cast<uint32_t>(i);
+  return std::nullopt;
+}
+
+template <size_t N>
+std::string_view name_of(const std::array<std::string_view, N>& names, uint64_t i) {
+  return i < N ? names[i] : "unknown";
+}
+
+}  // namespace
+
+std::optional<uint32_t> parse_class(std::string_view n) { return find(kClasses, n); }
+std::string_view class_name(uint32_t c) { return name_of(kClasses, c); }
+std::optional<uint32_t> parse_mode(std::string_view n) { return find(kModes, n); }
+std::string_view mode_name(uint32_t m) { return name_of(kModes, m); }
+std::optional<uint32_t> parse_action(std::string_view n) { return find(kActions, n); }
+std::string_view action_name(uint32_t a) { return name_of(kActions, a); }
+std::optional<uint32_t> parse_draw(std::string_view n) { return find(kDraws, n); }
+std::string_view draw_name(uint32_t d) { return name_of(kDraws, d); }
+std::string_view counter_name(int c) { return name_of(kCounters, static_cast<uint64_t>(c)); }
+std::string_view global_counter_name(int c) {
+  return name_of(kGlobalCounters, static_cast<uint64_t>(c));
+}
+
+}  // namespace edgeshed

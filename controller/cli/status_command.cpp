@@ -1,0 +1,133 @@
+// status: what the data plane of an interface is doing, from its pins alone.
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/names.h"
+#include "dataplane/attach.h"
+
+namespace edgeshed {
+namespace {
+
+Result<nlohmann::ordered_json> interface_status(const std::string& iface) {
+  auto maps = Maps::open_pinned(pin_dir_for(iface));
+  if (!maps) return maps.error();
+  auto cfg = maps->read_config();
+  if (!cfg) return cfg.error();
+  auto ctl = maps->read_control();
+  if (!ctl) return ctl.error();
+  auto set = maps->read_active_policy();
+  if (!set) return set.error();
+  auto stats = maps->read_stats();
+  if (!stats) return stats.error();
+  auto inflight = maps->read_inflight_classes();
+  if (!inflight) return inflight.error();
+  auto ports = maps->read_ports();
+  if (!ports) return ports.error();
+
+  nlohmann::ordered_json j;
+  j["iface"] = iface;
+  j["abi_version"] = cfg->abi_version;
+  j["hook"] = hook_name(cfg->hook);
+  j["mode"] = mode_name(cfg->mode);
+  j["action"] = action_name(cfg->action);
+  j["draw"] = draw_name(cfg->draw);
+  j["heartbeat_timeout_ms"] = cfg->heartbeat_timeout_ns / 1000000;
+  uint64_t now = monotonic_ns();
+  if (ctl->heartbeat_ns == 0) {
+    j["heartbeat_age_ms"] = nullptr;
+  } else {
+    j["heartbeat_age_ms"] = now > ctl->heartbeat_ns ? (now - ctl->heartbeat_ns) / 1000000 : 0;
+  }
+  j["fail_open"] = cfg->heartbeat_timeout_ns != 0 &&
+                   (ctl->heartbeat_ns == 0 || now - ctl->heartbeat_ns > cfg->heartbeat_timeout_ns);
+  j["level"] = set->level;
+  j["policy_generation"] = set->generation;
+  for (const auto& p : *ports) {
+    j["ports"].push_back({{"port", p.port}, {"class", class_name(p.class_id)}});
+  }
+  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+    nlohmann::ordered_json k;
+    const auto& pol = set->cls[c];
+    k["shed_fraction"] = static_cast<double>(pol.shed_frac) / EDGESHED_FRAC_ONE;
+    k["inflight_cap"] = pol.inflight_cap;
+    k["tokens_per_sec"] = pol.tokens_per_sec;
+    k["burst"] = pol.burst;
+    k["inflight"] = (*inflight)[c];
+    for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) {
+      k["counters"][std::string(counter_name(i))] = stats->cls[c][i];
+    }
+    j["classes"][std::string(class_name(c))] = k;
+  }
+  for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) {
+    j["counters"][std::string(global_counter_name(i))] = stats->global[i];
+  }
+  return j;
+}
+
+void print_text(const nlohmann::ordered_json& j) {
+  std::cout << j["iface"].get<std::string>() << ": hook " << j["hook"].get<std::string>()
+            << ", mode " << j["mode"].get<std::string>() << ", action "
+            << j["action"].get<std::string>() << ", ABI " << j["abi_version"] << "\n";
+  if (j["fail_open"].get<bool>()) {
+    std::cout << "  FAIL-OPEN: no controller heartbeat within "
+              << j["heartbeat_timeout_ms"] << " ms (is `edgeshed run` running?)\n";
+  }
+  std::cout << "  ports:";
+  for (const auto& p : j.value("ports", nlohmann::ordered_json::array())) {
+    std::cout << " " << p["port"] << ":" << p["class"].get<std::string>();
+  }
+  std::cout << "\n";
+  for (const auto& [name, k] : j["classes"].items()) {
+    std::cout << "  " << name << ": in-flight " << k["inflight"] << " (cap " << k["inflight_cap"]
+              << "), shed fraction " << k["shed_fraction"] << ", rate " << k["tokens_per_sec"]
+              << "/s\n   ";
+    for (const auto& [counter, v] : k["counters"].items()) std::cout << " " << counter << "=" << v;
+    std::cout << "\n";
+  }
+  std::cout << "  packets:";
+  for (const auto& [counter, v] : j["counters"].items()) std::cout << " " << counter << "=" << v;
+  std::cout << "\n";
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app, CommandRunner& run) {
+  struct Args {
+    std::string iface;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("status", "Show each attached interface's data plane");
+  cmd->add_option("-i,--iface", args->iface, "Only this interface");
+  cmd->add_flag("--json", args->json, "Machine-readable output");
+  cmd->callback([args, &run] {
+    run = [args] {
+      std::vector<std::string> ifaces;
+      if (!args->iface.empty()) {
+        ifaces.push_back(args->iface);
+      } else {
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(EDGESHED_PIN_ROOT, ec)) {
+          ifaces.push_back(e.path().filename().string());
+        }
+      }
+      if (ifaces.empty()) return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT ")");
+      nlohmann::ordered_json all = nlohmann::ordered_json::array();
+      for (const auto& iface : ifaces) {
+        auto s = interface_status(iface);
+        if (!s) return fail(iface + ": " + s.error().message);
+        all.push_back(*s);
+      }
+      if (args->json) {
+        std::cout << (args->iface.empty() ? all.dump(2) : all[0].dump(2)) << "\n";
+      } else {
+        for (const auto& j : all) print_text(j);
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace edgeshed

@@ -1,0 +1,318 @@
+#include "dataplane/attach.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "dataplane/errno_message.h"
+#include "dataplane/skeleton.h"
+#include "edgeshed.skel.h"
+
+namespace edgeshed {
+namespace {
+
+constexpr long kBpfFsMagic = 0xcafe4a11;
+constexpr const char* kBpfFsRoot = "/sys/fs/bpf";
+constexpr uint32_t kTcHandle = 0xed5;
+constexpr uint32_t kTcPriority = 1;
+constexpr const char* kXdpLinkPin = "xdp_link";
+constexpr const char* kTrackerLinkPin = "tracker_link";
+
+Status require_root() {
+  if (geteuid() != 0) {
+    return make_error("must run as root: attaching BPF programs needs CAP_BPF and CAP_NET_ADMIN");
+  }
+  return {};
+}
+
+Status ensure_bpffs() {
+  struct statfs st{};
+  if (statfs(kBpfFsRoot, &st) == 0 && st.f_type == kBpfFsMagic) return {};
+  if (mount("bpf", kBpfFsRoot, "bpf", 0, "mode=0700") != 0) {
+    return make_error(std::string("bpffs unavailable: cannot mount it on ") + kBpfFsRoot + ": " +
+                      errno_text(errno));
+  }
+  return {};
+}
+
+Status make_private_dir(const std::string& path) {
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return make_error("cannot create " + path + ": " + errno_text(errno));
+  }
+  chmod(path.c_str(), 0700);
+  return {};
+}
+
+bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+Result<int> ifindex_of(const std::string& iface) {
+  unsigned idx = if_nametoindex(iface.c_str());
+  if (idx == 0) return make_error("no such interface: " + iface);
+  return static_cast<int>(idx);
+}
+
+bpf_tc_hook tc_ingress_hook(int ifindex) {
+  bpf_tc_hook hook{};
+  hook.sz = sizeof(hook);
+  hook.ifindex = ifindex;
+  hook.attach_point = BPF_TC_INGRESS;
+  return hook;
+}
+
+bpf_tc_opts tc_filter_opts() {
+  bpf_tc_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.handle = kTcHandle;
+  opts.priority = kTcPriority;
+  return opts;
+}
+
+// Refuses to take an interface whose XDP hook belongs to someone else.
+Status check_xdp_free(int ifindex, const std::string& iface) {
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof(q);
+  if (bpf_xdp_query(ifindex, 0, &q) != 0) return {};  // old kernel: let attach say
+  if (q.prog_id != 0) {
+    return make_error("another XDP program (id " + std::to_string(q.prog_id) +
+                      ") is attached to " + iface +
+                      "; edgeshed will not replace it (remove it, or use --hook tc)");
+  }
+  return {};
+}
+
+Status attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
+                  const std::string& dir) {
+  int prog_fd = bpf_program__fd(skel->progs.edgeshed_xdp);
+  std::string pin = dir + "/" + kXdpLinkPin;
+  if (exists(pin)) {
+    Fd link(bpf_obj_get(pin.c_str()));
+    if (!link.valid()) return make_error("cannot open " + pin + ": " + errno_text(errno));
+    if (bpf_link_update(link.get(), prog_fd, nullptr) != 0) {
+      return make_error("cannot replace the XDP program on " + opts.iface + ": " +
+                        errno_text(errno));
+    }
+    return {};
+  }
+  if (auto s = check_xdp_free(ifindex, opts.iface); !s) return s;
+  bpf_link_create_opts lo{};
+  lo.sz = sizeof(lo);
+  lo.flags = opts.hook == EDGESHED_HOOK_XDP ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+  Fd link(bpf_link_create(prog_fd, ifindex, BPF_XDP, &lo));
+  if (!link.valid()) {
+    int err = errno;
+    std::string hint = opts.hook == EDGESHED_HOOK_XDP && (err == EOPNOTSUPP || err == EINVAL)
+                           ? " (hook unsupported: the driver has no native XDP; use --hook "
+                             "xdp-generic or --hook tc)"
+                           : "";
+    return make_error("cannot attach XDP to " + opts.iface + ": " + errno_text(err) + hint);
+  }
+  if (bpf_obj_pin(link.get(), pin.c_str()) != 0) {
+    return make_error("cannot pin " + pin + ": " + errno_text(errno));
+  }
+  return {};
+}
+
+// Returns whether edgeshed created the clsact qdisc.
+Result<bool> attach_tc(const Skeleton& skel, int ifindex, const AttachOptions& opts) {
+  bpf_tc_hook hook = tc_ingress_hook(ifindex);
+  int err = bpf_tc_hook_create(&hook);
+  if (err != 0 && err != -EEXIST) {
+    return make_error("hook unsupported: cannot add a clsact qdisc to " + opts.iface + ": " +
+                      errno_text(err));
+  }
+  bool created = err == 0;
+  bpf_tc_opts fo = tc_filter_opts();
+  fo.prog_fd = bpf_program__fd(skel->progs.edgeshed_tc);
+  // REPLACE swaps the program of our filter in one netlink change.
+  fo.flags = BPF_TC_F_REPLACE;
+  if (int e = bpf_tc_attach(&hook, &fo); e != 0) {
+    if (created) {
+      hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
+      bpf_tc_hook_destroy(&hook);
+    }
+    return make_error("cannot attach the TC program to " + opts.iface + ": " + errno_text(e));
+  }
+  return created;
+}
+
+// Tracing links cannot swap programs, so the new tracker is attached before
+// the old one is released; the counted mark keeps the overlap from
+// counting a connection twice.
+Status attach_tracker(const Skeleton& skel, const std::string& dir) {
+  std::string pin = dir + "/" + kTrackerLinkPin;
+  std::string fresh = pin + "_new";  // bpffs names may not contain dots
+  bpf_link* link = bpf_program__attach(skel->progs.edgeshed_track);
+  if (!link) {
+    return make_error("cannot attach the in-flight tracker (tp_btf/inet_sock_set_state): " +
+                      errno_text(errno));
+  }
+  unlink(fresh.c_str());
+  int err = bpf_link__pin(link, fresh.c_str());
+  bpf_link__disconnect(link);
+  bpf_link__destroy(link);
+  if (err) return make_error("cannot pin " + fresh + ": " + errno_text(err));
+  if (exists(pin) && unlink(pin.c_str()) != 0) {
+    return make_error("cannot release the old tracker " + pin + ": " + errno_text(errno));
+  }
+  if (rename(fresh.c_str(), pin.c_str()) != 0) {
+    return make_error("cannot rename " + fresh + ": " + errno_text(errno));
+  }
+  return {};
+}
+
+// Reads the ABI and hook of an attached data plane before libbpf touches
+// its maps, so another ABI is refused instead of misread.
+Result<std::optional<edgeshed_config>> attached_config(const std::string& dir) {
+  if (!exists(dir + "/es_config")) return std::optional<edgeshed_config>{};
+  auto maps = Maps::open_pinned(dir);
+  if (!maps) return maps.error();
+  auto cfg = maps->read_config();
+  if (!cfg) return cfg.error();
+  return std::optional<edgeshed_config>(*cfg);
+}
+
+Result<Attached> attach_or_adopt(const AttachOptions& opts);
+
+}  // namespace
+
+Result<uint32_t> parse_hook(std::string_view name) {
+  if (name == "xdp") return uint32_t{EDGESHED_HOOK_XDP};
+  if (name == "xdp-generic") return uint32_t{EDGESHED_HOOK_XDP_GENERIC};
+  if (name == "tc") return uint32_t{EDGESHED_HOOK_TC};
+  return make_error("unknown hook '" + std::string(name) + "': use xdp, xdp-generic or tc");
+}
+
+std::string_view hook_name(uint32_t hook) {
+  switch (hook) {
+    case EDGESHED_HOOK_XDP:
+      return "xdp";
+    case EDGESHED_HOOK_XDP_GENERIC:
+      return "xdp-generic";
+    case EDGESHED_HOOK_TC:
+      return "tc";
+    default:
+      return "none";
+  }
+}
+
+std::string pin_dir_for(const std::string& iface) {
+  return std::string(EDGESHED_PIN_ROOT) + "/" + iface;
+}
+
+Result<Attached> attach(const AttachOptions& opts) {
+  if (auto s = require_root(); !s) return s.error();
+  std::string dir = pin_dir_for(opts.iface);
+  bool had_pins = exists(dir + "/es_config");
+  auto attached = attach_or_adopt(opts);
+  // A failed first attach must not leave half a data plane pinned.
+  if (!attached && !had_pins && exists(dir)) (void)detach(opts.iface);
+  return attached;
+}
+
+namespace {
+
+Result<Attached> attach_or_adopt(const AttachOptions& opts) {
+  auto ifindex = ifindex_of(opts.iface);
+  if (!ifindex) return ifindex.error();
+  if (auto s = ensure_bpffs(); !s) return s.error();
+  if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
+  std::string dir = pin_dir_for(opts.iface);
+  if (auto s = make_private_dir(dir); !s) return s.error();
+
+  auto previous = attached_config(dir);
+  if (!previous) return previous.error();
+  bool adopted = previous->has_value();
+  if (adopted && (*previous)->hook != opts.hook && (*previous)->hook != EDGESHED_HOOK_NONE) {
+    return make_error(opts.iface + " is attached at hook " +
+                      std::string(hook_name((*previous)->hook)) + "; run `edgeshed detach --iface " +
+                      opts.iface + "` before attaching at " + std::string(hook_name(opts.hook)));
+  }
+
+  auto skel = Skeleton::load(dir);
+  if (!skel) return skel.error();
+  auto maps = Maps::from_skeleton(*skel);
+  if (!maps) return maps.error();
+
+  edgeshed_config cfg{};
+  if (adopted) cfg = **previous;
+  cfg.abi_version = EDGESHED_ABI_VERSION;
+  cfg.mode = opts.mode;
+  cfg.action = opts.action;
+  cfg.draw = opts.draw;
+  cfg.heartbeat_timeout_ns = opts.heartbeat_timeout_ns;
+  cfg.rst_per_sec_per_cpu = opts.rst_per_sec_per_cpu;
+  cfg.hook = EDGESHED_HOOK_NONE;  // set once the hook holds our program
+  if (!adopted) {
+    if (auto s = maps->write_config(cfg); !s) return s.error();
+  }
+  if (opts.ports) {
+    if (auto s = maps->set_ports(*opts.ports); !s) return s.error();
+  }
+
+  if (auto s = attach_tracker(*skel, dir); !s) return s.error();
+  if (opts.hook == EDGESHED_HOOK_TC) {
+    auto created = attach_tc(*skel, *ifindex, opts);
+    if (!created) return created.error();
+    if (*created) cfg.flags |= EDGESHED_CFG_F_OWNS_QDISC;
+  } else {
+    if (auto s = attach_xdp(*skel, *ifindex, opts, dir); !s) return s.error();
+  }
+  cfg.hook = opts.hook;
+  if (auto s = maps->write_config(cfg); !s) return s.error();
+  return Attached{std::move(*maps), adopted};
+}
+
+}  // namespace
+
+Status detach(const std::string& iface) {
+  if (auto s = require_root(); !s) return s;
+  std::string dir = pin_dir_for(iface);
+  if (!exists(dir)) return make_error("nothing attached on " + iface + " (no " + dir + ")");
+
+  // Read what to undo without insisting on our ABI: detach is also how an
+  // operator removes a data plane of another version.
+  edgeshed_config cfg{};
+  if (Fd fd(bpf_obj_get((dir + "/es_config").c_str())); fd.valid()) {
+    uint32_t zero = 0;
+    bpf_map_lookup_elem(fd.get(), &zero, &cfg);
+  }
+  std::string problems;
+  unsigned idx = if_nametoindex(iface.c_str());
+  if (cfg.hook == EDGESHED_HOOK_TC && idx != 0) {
+    bpf_tc_hook hook = tc_ingress_hook(static_cast<int>(idx));
+    bpf_tc_opts fo = tc_filter_opts();
+    if (int e = bpf_tc_detach(&hook, &fo); e != 0 && e != -ENOENT) {
+      problems += " tc filter: " + errno_text(e) + ";";
+    }
+    if (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC) {
+      hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
+      if (int e = bpf_tc_hook_destroy(&hook); e != 0 && e != -ENOENT) {
+        problems += " clsact qdisc: " + errno_text(e) + ";";
+      }
+    }
+  }
+  for (const char* link_pin : {kXdpLinkPin, kTrackerLinkPin}) {
+    std::string pin = dir + "/" + link_pin;
+    if (Fd link(bpf_obj_get(pin.c_str())); link.valid()) bpf_link_detach(link.get());
+  }
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (unlink(entry.path().c_str()) != 0) {
+      problems += " " + entry.path().string() + ": " + errno_text(errno) + ";";
+    }
+  }
+  if (rmdir(dir.c_str()) != 0) problems += " " + dir + ": " + errno_text(errno) + ";";
+  rmdir(EDGESHED_PIN_ROOT);  // only succeeds once no interface is left
+  if (!problems.empty()) return make_error("detach " + iface + " left:" + problems);
+  return {};
+}
+
+}  // namespace edgeshed

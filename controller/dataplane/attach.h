@@ -1,0 +1,50 @@
+// Attaching the data plane to an interface, adopting an attached one, and
+// detaching it without leaving programs, qdiscs or pins behind.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "dataplane/maps.h"
+
+namespace edgeshed {
+
+Result<uint32_t> parse_hook(std::string_view name);  // enum edgeshed_hook
+std::string_view hook_name(uint32_t hook);
+
+// /sys/fs/bpf/edgeshed/<iface>
+std::string pin_dir_for(const std::string& iface);
+
+struct AttachOptions {
+  std::string iface;
+  uint32_t hook = EDGESHED_HOOK_XDP;
+  // Settings written into the config map; on adoption they replace the
+  // running ones, except what the data plane itself tracks.
+  uint32_t mode = EDGESHED_MODE_OBSERVE;
+  uint32_t action = EDGESHED_ACTION_RST;
+  uint32_t draw = EDGESHED_DRAW_SOURCE_HASH;
+  uint64_t heartbeat_timeout_ns = 1000000000ull;
+  uint32_t rst_per_sec_per_cpu = 1000;
+  // Replaces the port table when set; an adopting attach without ports
+  // keeps the running table.
+  std::optional<std::vector<PortClass>> ports;
+};
+
+struct Attached {
+  Maps maps;
+  bool adopted;  // an attached data plane of the same ABI was taken over
+};
+
+// Loads the programs with the maps pinned under pin_dir_for(iface) and
+// attaches them, or atomically replaces the programs of an attached data
+// plane of the same ABI (there is never a moment with no program).
+Result<Attached> attach(const AttachOptions& opts);
+
+// Removes the programs, the clsact qdisc if edgeshed created it, and pins.
+Status detach(const std::string& iface);
+
+}  // namespace edgeshed

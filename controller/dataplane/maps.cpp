@@ -1,0 +1,271 @@
+#include "dataplane/maps.h"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <charconv>
+#include <cstring>
+
+#include "dataplane/errno_message.h"
+#include "dataplane/skeleton.h"
+#include "edgeshed.skel.h"
+
+namespace edgeshed {
+namespace {
+
+constexpr uint32_t kZero = 0;
+
+Result<Fd> dup_map_fd(const bpf_map* map) {
+  int fd = fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return make_error(std::string("cannot dup map fd: ") + errno_text(errno));
+  return Fd(fd);
+}
+
+Result<Fd> open_pin(const std::string& dir, const char* name) {
+  std::string path = dir + "/" + name;
+  int fd = bpf_obj_get(path.c_str());
+  if (fd < 0) return make_error("cannot open pinned map " + path + ": " + errno_text(errno));
+  return Fd(fd);
+}
+
+template <class T>
+Status lookup(const Fd& fd, const void* key, T* value, const char* what) {
+  if (bpf_map_lookup_elem(fd.get(), key, value)) {
+    return make_error(std::string("cannot read ") + what + ": " + errno_text(errno));
+  }
+  return {};
+}
+
+Status update(const Fd& fd, const void* key, const void* value, const char* what) {
+  if (bpf_map_update_elem(fd.get(), key, value, BPF_ANY)) {
+    return make_error(std::string("cannot write ") + what + ": " + errno_text(errno));
+  }
+  return {};
+}
+
+}  // namespace
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Result<SourcePrefix> parse_prefix(const std::string& text) {
+  auto slash = text.find('/');
+  if (slash == std::string::npos) {
+    return make_error("prefix '" + text + "' needs a length, e.g. 192.0.2.0/24");
+  }
+  std::string addr = text.substr(0, slash);
+  SourcePrefix p{};
+  p.family = addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
+  uint32_t max_len = p.family == AF_INET ? 32 : 128;
+  if (inet_pton(p.family, addr.c_str(), p.addr.data()) != 1) {
+    return make_error("prefix '" + text + "': '" + addr + "' is not an IP address");
+  }
+  const char* first = text.data() + slash + 1;
+  const char* last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(first, last, p.length);
+  if (ec != std::errc() || end != last || first == last || p.length > max_len) {
+    return make_error("prefix '" + text + "': length must be 0.." + std::to_string(max_len));
+  }
+  for (uint32_t bit = p.length; bit < max_len; ++bit) {
+    if (p.addr[bit / 8] & (0x80 >> (bit % 8))) {
+      return make_error("prefix '" + text + "' has host bits set");
+    }
+  }
+  return p;
+}
+
+Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
+  Maps m;
+  const std::pair<Fd*, const bpf_map*> all[] = {
+      {&m.config_, skel->maps.es_config},     {&m.control_, skel->maps.es_control},
+      {&m.policy_, skel->maps.es_policy},     {&m.ports_, skel->maps.es_ports},
+      {&m.src4_, skel->maps.es_src4},         {&m.src6_, skel->maps.es_src6},
+      {&m.stats_, skel->maps.es_stats},       {&m.inflight_, skel->maps.es_inflight},
+      {&m.inflight_cls_, skel->maps.es_inflight_cls},
+  };
+  for (auto [fd, map] : all) {
+    auto r = dup_map_fd(map);
+    if (!r) return r.error();
+    *fd = std::move(r).value();
+  }
+  return m;
+}
+
+Result<Maps> Maps::open_pinned(const std::string& dir) {
+  Maps m;
+  const std::pair<Fd*, const char*> all[] = {
+      {&m.config_, "es_config"}, {&m.control_, "es_control"},
+      {&m.policy_, "es_policy"}, {&m.ports_, "es_ports"},
+      {&m.src4_, "es_src4"},     {&m.src6_, "es_src6"},
+      {&m.stats_, "es_stats"},   {&m.inflight_, "es_inflight"},
+      {&m.inflight_cls_, "es_inflight_cls"},
+  };
+  for (auto [fd, name] : all) {
+    auto r = open_pin(dir, name);
+    if (!r) return r.error();
+    *fd = std::move(r).value();
+  }
+  // Checked here so that no caller ever misreads another ABI's maps.
+  auto cfg = m.read_config();
+  if (!cfg) return cfg.error();
+  if (cfg->abi_version != EDGESHED_ABI_VERSION) {
+    return make_error("the data plane pinned in " + dir + " has ABI version " +
+                      std::to_string(cfg->abi_version) + ", this edgeshed speaks " +
+                      std::to_string(EDGESHED_ABI_VERSION) +
+                      "; run `edgeshed detach` with the old version, then attach again");
+  }
+  return m;
+}
+
+Result<edgeshed_config> Maps::read_config() const {
+  edgeshed_config cfg{};
+  if (auto s = lookup(config_, &kZero, &cfg, "config map"); !s) return s.error();
+  return cfg;
+}
+
+Status Maps::write_config(const edgeshed_config& cfg) const {
+  return update(config_, &kZero, &cfg, "config map");
+}
+
+Result<edgeshed_control> Maps::read_control() const {
+  edgeshed_control ctl{};
+  if (auto s = lookup(control_, &kZero, &ctl, "control map"); !s) return s.error();
+  return ctl;
+}
+
+Status Maps::publish(const edgeshed_policy_set& set, uint64_t heartbeat_ns, uint32_t salt) const {
+  auto ctl = read_control();
+  if (!ctl) return ctl.error();
+  uint32_t next = (ctl->active_slot + 1) % EDGESHED_POLICY_SLOTS;
+  if (auto s = update(policy_, &next, &set, "policy map"); !s) return s;
+  edgeshed_control fresh{};
+  fresh.heartbeat_ns = heartbeat_ns;
+  fresh.active_slot = next;
+  fresh.salt = salt;
+  return update(control_, &kZero, &fresh, "control map");
+}
+
+Result<edgeshed_policy_set> Maps::read_active_policy() const {
+  auto ctl = read_control();
+  if (!ctl) return ctl.error();
+  uint32_t slot = ctl->active_slot % EDGESHED_POLICY_SLOTS;
+  edgeshed_policy_set set{};
+  if (auto s = lookup(policy_, &slot, &set, "policy map"); !s) return s.error();
+  return set;
+}
+
+Status Maps::set_ports(const std::vector<PortClass>& ports) const {
+  std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);
+  std::vector<edgeshed_port> values(EDGESHED_NUM_PORTS);
+  for (uint32_t i = 0; i < EDGESHED_NUM_PORTS; ++i) keys[i] = i;
+  for (const auto& p : ports) {
+    if (p.class_id >= EDGESHED_NUM_CLASSES) {
+      return make_error("port " + std::to_string(p.port) + ": class id out of range");
+    }
+    values[p.port].protected_port = 1;
+    values[p.port].class_id = static_cast<__u8>(p.class_id);
+  }
+  // One syscall for the whole table: the data plane sees either the old or
+  // the new entry of each port, never a half-written one.
+  __u32 count = EDGESHED_NUM_PORTS;
+  bpf_map_batch_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.elem_flags = BPF_ANY;
+  if (bpf_map_update_batch(ports_.get(), keys.data(), values.data(), &count, &opts)) {
+    return make_error("cannot write port map: " + errno_text(errno));
+  }
+  return {};
+}
+
+Result<std::vector<PortClass>> Maps::read_ports() const {
+  std::vector<PortClass> out;
+  for (uint32_t port = 0; port < EDGESHED_NUM_PORTS; ++port) {
+    edgeshed_port v{};
+    if (auto s = lookup(ports_, &port, &v, "port map"); !s) return s.error();
+    if (v.protected_port) out.push_back({static_cast<uint16_t>(port), v.class_id});
+  }
+  return out;
+}
+
+Status Maps::adjust_prefix_count(int family, int delta) const {
+  auto cfg = read_config();
+  if (!cfg) return cfg.error();
+  __u32& count = family == AF_INET ? cfg->src4_prefixes : cfg->src6_prefixes;
+  count = static_cast<__u32>(static_cast<int>(count) + delta);
+  return write_config(*cfg);
+}
+
+Status Maps::set_prefix(const SourcePrefix& prefix, uint32_t class_id) const {
+  edgeshed_class_value value{class_id};
+  bool existed;
+  int err;
+  if (prefix.family == AF_INET) {
+    edgeshed_lpm_v4 key{prefix.length, {}};
+    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    edgeshed_class_value old{};
+    existed = bpf_map_lookup_elem(src4_.get(), &key, &old) == 0;
+    err = bpf_map_update_elem(src4_.get(), &key, &value, BPF_ANY);
+  } else {
+    edgeshed_lpm_v6 key{prefix.length, {}};
+    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    edgeshed_class_value old{};
+    existed = bpf_map_lookup_elem(src6_.get(), &key, &old) == 0;
+    err = bpf_map_update_elem(src6_.get(), &key, &value, BPF_ANY);
+  }
+  if (err) return make_error("cannot write source prefix: " + errno_text(errno));
+  return existed ? Status{} : adjust_prefix_count(prefix.family, +1);
+}
+
+Status Maps::remove_prefix(const SourcePrefix& prefix) const {
+  int err;
+  if (prefix.family == AF_INET) {
+    edgeshed_lpm_v4 key{prefix.length, {}};
+    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    err = bpf_map_delete_elem(src4_.get(), &key);
+  } else {
+    edgeshed_lpm_v6 key{prefix.length, {}};
+    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    err = bpf_map_delete_elem(src6_.get(), &key);
+  }
+  if (err) return make_error("cannot remove source prefix: " + errno_text(errno));
+  return adjust_prefix_count(prefix.family, -1);
+}
+
+Result<edgeshed_stats> Maps::read_stats() const {
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
+  std::vector<edgeshed_stats> per_cpu(static_cast<size_t>(cpus));
+  if (auto s = lookup(stats_, &kZero, per_cpu.data(), "counters"); !s) return s.error();
+  edgeshed_stats sum{};
+  for (const auto& c : per_cpu) {
+    for (int k = 0; k < EDGESHED_NUM_CLASSES; ++k)
+      for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) sum.cls[k][i] += c.cls[k][i];
+    for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) sum.global[i] += c.global[i];
+  }
+  return sum;
+}
+
+Result<ClassCounts> Maps::read_inflight_classes() const {
+  ClassCounts counts{};
+  for (uint32_t k = 0; k < EDGESHED_NUM_CLASSES; ++k) {
+    if (auto s = lookup(inflight_cls_, &k, &counts[k], "in-flight map"); !s) return s.error();
+  }
+  return counts;
+}
+
+Result<uint64_t> Maps::read_inflight_port(uint16_t port) const {
+  uint32_t key = port;
+  uint64_t v = 0;
+  if (auto s = lookup(inflight_, &key, &v, "in-flight map"); !s) return s.error();
+  return v;
+}
+
+}  // namespace edgeshed

@@ -1,0 +1,71 @@
+// Typed access to the data plane's maps, from a loaded skeleton or from the
+// pins of an attached interface (so status works without the daemon).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "dataplane/fd.h"
+#include "edgeshed/abi.h"
+
+namespace edgeshed {
+
+class Skeleton;
+
+struct PortClass {
+  uint16_t port;
+  uint32_t class_id;
+};
+
+// A source prefix in network byte order; family is AF_INET or AF_INET6.
+struct SourcePrefix {
+  int family;
+  std::array<uint8_t, 16> addr{};
+  uint32_t length;
+};
+
+// Parses "192.0.2.0/24" or "2001:db8::/32"; host bits must be zero.
+Result<SourcePrefix> parse_prefix(const std::string& text);
+
+using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;
+
+class Maps {
+ public:
+  static Result<Maps> from_skeleton(const Skeleton& skel);
+  static Result<Maps> open_pinned(const std::string& pin_dir);
+
+  Result<edgeshed_config> read_config() const;
+  Status write_config(const edgeshed_config& cfg) const;
+
+  Result<edgeshed_control> read_control() const;
+  // Fills the inactive policy slot, then flips to it and stamps the
+  // heartbeat in one write of the control map (see abi.h).
+  Status publish(const edgeshed_policy_set& set, uint64_t heartbeat_ns, uint32_t salt) const;
+  Result<edgeshed_policy_set> read_active_policy() const;
+
+  // Replaces the whole port table: ports not listed become unprotected.
+  Status set_ports(const std::vector<PortClass>& ports) const;
+  Result<std::vector<PortClass>> read_ports() const;
+  // Adds or replaces a source-prefix override and keeps the trie sizes in
+  // the config map current (the data plane skips empty tries).
+  Status set_prefix(const SourcePrefix& prefix, uint32_t class_id) const;
+  Status remove_prefix(const SourcePrefix& prefix) const;
+
+  // Per-CPU counters summed over all CPUs.
+  Result<edgeshed_stats> read_stats() const;
+  Result<ClassCounts> read_inflight_classes() const;
+  Result<uint64_t> read_inflight_port(uint16_t port) const;
+
+ private:
+  Status adjust_prefix_count(int family, int delta) const;
+
+  Fd config_, control_, policy_, ports_, src4_, src6_, stats_, inflight_, inflight_cls_;
+};
+
+// CLOCK_MONOTONIC in nanoseconds: the clock of bpf_ktime_get_ns().
+uint64_t monotonic_ns();
+
+}  // namespace edgeshed

@@ -1,0 +1,32 @@
+// RAII owner of the data plane's libbpf skeleton.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+
+struct edgeshed_bpf;
+
+namespace edgeshed {
+
+struct SkeletonDeleter {
+  void operator()(edgeshed_bpf* skel) const;
+};
+
+class Skeleton {
+ public:
+  // Opens and loads the programs. With a pin directory, every map is reused
+  // from its pin there when one exists (adoption keeps counters and state)
+  // and pinned there otherwise.
+  static Result<Skeleton> load(const std::string& pin_dir = "");
+
+  edgeshed_bpf* get() const { return skel_.get(); }
+  edgeshed_bpf* operator->() const { return skel_.get(); }
+
+ private:
+  explicit Skeleton(edgeshed_bpf* skel) : skel_(skel) {}
+  std::unique_ptr<edgeshed_bpf, SkeletonDeleter> skel_;
+};
+
+}  // namespace edgeshed

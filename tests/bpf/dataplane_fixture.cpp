@@ -1,0 +1,154 @@
+#include "bpf/dataplane_fixture.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sched.h>
+
+#include "edgeshed.skel.h"
+
+namespace edgeshed::testing {
+namespace {
+
+constexpr uint32_t kTcActUnspec = 0xffffffffu;  // TC_ACT_UNSPEC (-1)
+constexpr uint32_t kTcActShot = 2;
+constexpr uint32_t kTcActRedirect = 7;
+constexpr size_t kMaxFrame = 2048;
+
+Verdict verdict_of(Entry entry, uint32_t retval) {
+  if (entry == Entry::kXdp) {
+    switch (retval) {
+      case XDP_PASS:
+        return Verdict::kPass;
+      case XDP_DROP:
+        return Verdict::kDrop;
+      case XDP_TX:
+        return Verdict::kTx;
+      default:
+        return Verdict::kOther;
+    }
+  }
+  switch (retval) {
+    case kTcActUnspec:
+      return Verdict::kPass;
+    case kTcActShot:
+      return Verdict::kDrop;
+    case kTcActRedirect:
+      return Verdict::kTx;
+    default:
+      return Verdict::kOther;
+  }
+}
+
+// Per-CPU state (counters, RST budget) must stay on one CPU across runs.
+void pin_to_first_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
+}  // namespace
+
+std::string entry_name(const ::testing::TestParamInfo<Entry>& info) {
+  return info.param == Entry::kXdp ? "xdp" : "tc";
+}
+
+DataplaneFixture::DataplaneFixture() {
+  pin_to_first_cpu();
+  auto skel = Skeleton::load();
+  if (!skel) {
+    ADD_FAILURE() << skel.error().message;
+    return;
+  }
+  skel_.emplace(std::move(*skel));
+  auto maps = Maps::from_skeleton(*skel_);
+  if (!maps) {
+    ADD_FAILURE() << maps.error().message;
+    return;
+  }
+  maps_.emplace(std::move(*maps));
+  reset_config();
+  EXPECT_TRUE(maps_->set_ports({{kNormalPort, EDGESHED_CLASS_NORMAL},
+                                {kCriticalPort, EDGESHED_CLASS_CRITICAL},
+                                {kBackgroundPort, EDGESHED_CLASS_BACKGROUND}}));
+}
+
+void DataplaneFixture::reset_config() const {
+  edgeshed_config cfg{};
+  cfg.abi_version = EDGESHED_ABI_VERSION;
+  cfg.mode = EDGESHED_MODE_ENFORCE;
+  cfg.action = EDGESHED_ACTION_DROP;
+  cfg.draw = EDGESHED_DRAW_SOURCE_HASH;
+  cfg.hook = EDGESHED_HOOK_XDP;
+  cfg.rst_per_sec_per_cpu = 1000;
+  cfg.heartbeat_timeout_ns = 0;
+  set_config(cfg);
+  policy_ = {};
+  ASSERT_TRUE(maps_->publish(policy_, monotonic_ns(), 0));
+}
+
+void DataplaneFixture::set_config(const edgeshed_config& cfg) const {
+  ASSERT_TRUE(maps_->write_config(cfg));
+}
+
+edgeshed_config DataplaneFixture::config() const { return maps_->read_config().value(); }
+
+void DataplaneFixture::set_class_policy(uint32_t class_id, const edgeshed_class_policy& pol,
+                                        uint32_t salt) const {
+  policy_.cls[class_id] = pol;
+  ASSERT_TRUE(maps_->publish(policy_, monotonic_ns(), salt));
+}
+
+void DataplaneFixture::set_heartbeat(uint64_t ns) const {
+  auto ctl = maps_->read_control().value();
+  ASSERT_TRUE(maps_->publish(policy_, ns, ctl.salt));
+}
+
+void DataplaneFixture::set_inflight(uint32_t class_id, uint64_t count) const {
+  int fd = bpf_map__fd(skel_->get()->maps.es_inflight_cls);
+  ASSERT_EQ(bpf_map_update_elem(fd, &class_id, &count, BPF_ANY), 0);
+}
+
+edgeshed_stats DataplaneFixture::stats() const { return maps_->read_stats().value(); }
+
+RunResult DataplaneFixture::run(Entry entry, const Bytes& frame) const {
+  auto r = try_run(entry, frame);
+  EXPECT_TRUE(r.has_value()) << "test run failed: errno " << errno;
+  return r.value_or(RunResult{Verdict::kOther, 0, {}});
+}
+
+std::optional<RunResult> DataplaneFixture::try_run(Entry entry, const Bytes& frame) const {
+  const bpf_program* prog =
+      entry == Entry::kXdp ? skel_->get()->progs.edgeshed_xdp : skel_->get()->progs.edgeshed_tc;
+  RunResult r{Verdict::kOther, 0, Bytes(kMaxFrame)};
+  bpf_test_run_opts o{};
+  o.sz = sizeof(o);
+  o.data_in = frame.data();
+  o.data_size_in = static_cast<__u32>(frame.size());
+  o.data_out = r.out.data();
+  o.data_size_out = static_cast<__u32>(r.out.size());
+  o.repeat = 1;
+  if (bpf_prog_test_run_opts(bpf_program__fd(prog), &o) != 0) return std::nullopt;
+  r.out.resize(o.data_size_out);
+  r.retval = o.retval;
+  r.verdict = verdict_of(entry, o.retval);
+  return r;
+}
+
+uint64_t class_delta(const edgeshed_stats& after, const edgeshed_stats& before, uint32_t class_id,
+                     int counter) {
+  return after.cls[class_id][counter] - before.cls[class_id][counter];
+}
+
+uint64_t global_delta(const edgeshed_stats& after, const edgeshed_stats& before, int counter) {
+  return after.global[counter] - before.global[counter];
+}
+
+uint64_t all_class_counters(const edgeshed_stats& s) {
+  uint64_t sum = 0;
+  for (const auto& row : s.cls)
+    for (uint64_t v : row) sum += v;
+  return sum;
+}
+
+}  // namespace edgeshed::testing

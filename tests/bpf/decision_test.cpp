@@ -1,0 +1,238 @@
+// Each step of the decision, each mode and action, with the counters.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <string>
+
+#include "bpf/dataplane_fixture.h"
+
+namespace edgeshed::testing {
+namespace {
+
+constexpr uint64_t kSecond = 1000000000ull;
+constexpr uint32_t kHalf = EDGESHED_FRAC_ONE / 2;
+
+class DecisionTest : public ::testing::TestWithParam<Entry> {
+ protected:
+  Verdict syn(uint16_t dport = kNormalPort, const std::string& src = "192.0.2.1") {
+    return dp_.run(GetParam(), PacketBuilder::syn_v4(40000, dport, src).build()).verdict;
+  }
+  uint64_t count(uint32_t cls, int ctr) { return dp_.stats().cls[cls][ctr]; }
+
+  DataplaneFixture dp_;
+};
+
+TEST_P(DecisionTest, AllZeroPolicyAdmitsEverything) {
+  for (uint16_t port : {kNormalPort, kCriticalPort, kBackgroundPort}) EXPECT_EQ(syn(port), Verdict::kPass);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_CRITICAL, EDGESHED_CTR_ADMITTED), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_ADMITTED), 1u);
+}
+
+TEST_P(DecisionTest, ModeOffPassesBeforeAnythingElse) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  auto cfg = dp_.config();
+  cfg.mode = EDGESHED_MODE_OFF;
+  dp_.set_config(cfg);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_PASS_MODE_OFF), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 0u);
+}
+
+TEST_P(DecisionTest, StaleHeartbeatFailsOpen) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  auto cfg = dp_.config();
+  cfg.heartbeat_timeout_ns = kSecond;
+  dp_.set_config(cfg);
+
+  dp_.set_heartbeat(monotonic_ns() - 5 * kSecond);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_FAIL_OPEN), 1u);
+
+  dp_.set_heartbeat(monotonic_ns());
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 1u);
+
+  // A never-written heartbeat is stale too: fail open from the first packet.
+  dp_.set_heartbeat(0);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_FAIL_OPEN), 2u);
+}
+
+TEST_P(DecisionTest, ZeroTimeoutKeepsTheLastPolicy) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_heartbeat(monotonic_ns() - 3600 * kSecond);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+}
+
+TEST_P(DecisionTest, InflightCapShedsAtTheCap) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 5, 0, 0});
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, 4);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, 5);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, 6);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_CAP), 2u);
+  // Other classes have their own count and cap.
+  EXPECT_EQ(syn(kCriticalPort), Verdict::kPass);
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, 0);
+}
+
+TEST_P(DecisionTest, ShedFractionAllAndNone) {
+  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  EXPECT_EQ(syn(kBackgroundPort), Verdict::kDrop);
+  EXPECT_EQ(syn(kNormalPort), Verdict::kPass);
+  EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_SHED_FRAC), 1u);
+}
+
+std::string source(int i) {
+  return "198.51.100." + std::to_string(i % 250 + 1);
+}
+
+TEST_P(DecisionTest, SourceHashIsConsistentPerClientAndSplitsClients) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/1);
+  int shed = 0;
+  for (int i = 0; i < 250; ++i) {
+    Verdict first = syn(kNormalPort, source(i));
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(syn(kNormalPort, source(i)), first) << source(i);
+    shed += first == Verdict::kDrop;
+  }
+  EXPECT_GT(shed, 80);   // half of 250, with a wide margin
+  EXPECT_LT(shed, 170);
+
+  // A new salt draws a new set of clients.
+  std::vector<Verdict> before, after;
+  for (int i = 0; i < 250; ++i) before.push_back(syn(kNormalPort, source(i)));
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/2);
+  for (int i = 0; i < 250; ++i) after.push_back(syn(kNormalPort, source(i)));
+  EXPECT_NE(before, after);
+}
+
+TEST_P(DecisionTest, RandomDrawVariesPerSyn) {
+  auto cfg = dp_.config();
+  cfg.draw = EDGESHED_DRAW_RANDOM;
+  dp_.set_config(cfg);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0});
+  int shed = 0;
+  for (int i = 0; i < 400; ++i) shed += syn() == Verdict::kDrop;
+  EXPECT_GT(shed, 120);
+  EXPECT_LT(shed, 280);
+}
+
+TEST_P(DecisionTest, TokenBucketAdmitsTheBurstThenSheds) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 3});
+  // A fresh bucket is full. At 1/s, nothing refills during the runs.
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_RATE), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 3u);
+}
+
+TEST_P(DecisionTest, ReasonsAreCheckedInOrderCapFractionRate) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 1, 1, 1});
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, 1);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_CAP), 1u);
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, 0);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_RATE), 0u);
+}
+
+TEST_P(DecisionTest, ObserveModeCountsWouldShedAndPasses) {
+  auto cfg = dp_.config();
+  cfg.mode = EDGESHED_MODE_OBSERVE;
+  dp_.set_config(cfg);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {0, 2, 0, 0});
+  dp_.set_inflight(EDGESHED_CLASS_BACKGROUND, 2);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(syn(kBackgroundPort), Verdict::kPass);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_WOULD_SHED_FRAC), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_WOULD_SHED_CAP), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 0u);
+  EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_SHED_CAP), 0u);
+  dp_.set_inflight(EDGESHED_CLASS_BACKGROUND, 0);
+}
+
+TEST_P(DecisionTest, ObserveModeDoesNotSpendTokens) {
+  auto cfg = dp_.config();
+  cfg.mode = EDGESHED_MODE_OBSERVE;
+  dp_.set_config(cfg);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 1});
+  EXPECT_EQ(syn(), Verdict::kPass);  // takes the one token
+  EXPECT_EQ(syn(), Verdict::kPass);  // would shed
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_WOULD_SHED_RATE), 1u);
+}
+
+TEST_P(DecisionTest, RstActionAnswersAndIsBudgeted) {
+  auto cfg = dp_.config();
+  cfg.action = EDGESHED_ACTION_RST;
+  cfg.rst_per_sec_per_cpu = 2;
+  dp_.set_config(cfg);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  EXPECT_EQ(syn(), Verdict::kTx);
+  EXPECT_EQ(syn(), Verdict::kTx);
+  EXPECT_EQ(syn(), Verdict::kDrop);  // budget of this CPU and second spent
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_RST_SENT), 2u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_RST_CAPPED), 1u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 3u);
+  usleep(1100000);  // next window
+  EXPECT_EQ(syn(), Verdict::kTx);
+}
+
+TEST_P(DecisionTest, SourcePrefixOverridesThePortClass) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  ASSERT_TRUE(dp_.maps().set_prefix(parse_prefix("192.0.2.0/24").value(), EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(dp_.maps().set_prefix(parse_prefix("2001:db8:1::/48").value(),
+                                    EDGESHED_CLASS_CRITICAL));
+  EXPECT_EQ(dp_.config().src4_prefixes, 1u);
+  EXPECT_EQ(dp_.config().src6_prefixes, 1u);
+
+  EXPECT_EQ(syn(kNormalPort, "192.0.2.77"), Verdict::kPass);      // health checker
+  EXPECT_EQ(syn(kNormalPort, "198.51.100.77"), Verdict::kDrop);   // everyone else
+  auto v6 = [&](const std::string& src) {
+    return dp_.run(GetParam(), PacketBuilder::syn_v6(40000, kNormalPort, src).build()).verdict;
+  };
+  EXPECT_EQ(v6("2001:db8:1::5"), Verdict::kPass);
+  EXPECT_EQ(v6("2001:db8:2::5"), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_CRITICAL, EDGESHED_CTR_ADMITTED), 2u);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 2u);
+
+  // A noisy tenant demoted to background.
+  ASSERT_TRUE(dp_.maps().set_prefix(parse_prefix("198.51.100.128/25").value(),
+                                    EDGESHED_CLASS_BACKGROUND));
+  EXPECT_EQ(syn(kNormalPort, "198.51.100.200"), Verdict::kPass);
+  EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_ADMITTED), 1u);
+
+  ASSERT_TRUE(dp_.maps().remove_prefix(parse_prefix("192.0.2.0/24").value()));
+  EXPECT_EQ(dp_.config().src4_prefixes, 1u);
+  EXPECT_EQ(syn(kNormalPort, "192.0.2.77"), Verdict::kDrop);
+}
+
+TEST_P(DecisionTest, CountersAddUpToTheSynsSeen) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0});
+  int passed = 0, dropped = 0;
+  for (int i = 0; i < 200; ++i) {
+    Verdict v = syn(kNormalPort, source(i));
+    passed += v == Verdict::kPass;
+    dropped += v == Verdict::kDrop;
+  }
+  auto s = dp_.stats();
+  EXPECT_EQ(passed + dropped, 200);
+  EXPECT_EQ(s.cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_ADMITTED], static_cast<uint64_t>(passed));
+  EXPECT_EQ(s.cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_SHED_FRAC], static_cast<uint64_t>(dropped));
+  EXPECT_EQ(all_class_counters(s), 200u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Entries, DecisionTest, ::testing::Values(Entry::kXdp, Entry::kTc),
+                         entry_name);
+
+}  // namespace
+}  // namespace edgeshed::testing

@@ -1,0 +1,161 @@
+// The in-flight tracker against real loopback connections: counted while
+// established (accepted or still queued), uncounted however they end.
+#include <arpa/inet.h>
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "bpf/dataplane_fixture.h"
+#include "dataplane/fd.h"
+#include "edgeshed.skel.h"
+
+namespace edgeshed::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct LinkDeleter {
+  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
+};
+
+// A listener on an ephemeral loopback port, v4 or dual-stack v6.
+Fd listen_on_loopback(int family, uint16_t* port) {
+  Fd fd(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_storage ss{};
+  socklen_t len;
+  if (family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(*a);
+  } else {
+    int off = 0;
+    setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_addr = in6addr_any;
+    len = sizeof(*a);
+  }
+  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len), 0);
+  EXPECT_EQ(listen(fd.get(), 64), 0);
+  EXPECT_EQ(getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len), 0);
+  *port = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                  : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  return fd;
+}
+
+Fd connect_v4(uint16_t port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  return fd;
+}
+
+class TrackerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    link_.reset(bpf_program__attach(dp_.skeleton()->progs.edgeshed_track));
+    ASSERT_TRUE(link_) << "tp_btf attach failed: errno " << errno;
+  }
+
+  void protect(uint16_t port, uint32_t class_id) {
+    ASSERT_TRUE(dp_.maps().set_ports({{kNormalPort, EDGESHED_CLASS_NORMAL}, {port, class_id}}));
+  }
+
+  // Counts change in softirq context; wait for them rather than race.
+  void expect_counts(uint16_t port, uint32_t class_id, uint64_t want) {
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    uint64_t port_count = 0, class_count = 0;
+    do {
+      port_count = dp_.maps().read_inflight_port(port).value();
+      class_count = dp_.maps().read_inflight_classes().value()[class_id];
+      if (port_count == want && class_count == want) return;
+      std::this_thread::sleep_for(10ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    EXPECT_EQ(port_count, want) << "port " << port;
+    EXPECT_EQ(class_count, want) << "class " << class_id;
+  }
+
+  DataplaneFixture dp_;
+  std::unique_ptr<bpf_link, LinkDeleter> link_;
+};
+
+TEST_F(TrackerTest, CountsQueuedAndAcceptedAndReturnsToZero) {
+  uint16_t port;
+  Fd listener = listen_on_loopback(AF_INET, &port);
+  protect(port, EDGESHED_CLASS_NORMAL);
+
+  std::vector<Fd> clients;
+  for (int i = 0; i < 6; ++i) clients.push_back(connect_v4(port));
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 6);  // all in the accept queue
+
+  std::vector<Fd> accepted;
+  for (int i = 0; i < 3; ++i) accepted.emplace_back(accept(listener.get(), nullptr, nullptr));
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 6);  // accepting does not change it
+
+  accepted[0].reset();  // server closes first
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 5);
+  clients[1].reset();  // client closes an accepted connection
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 4);
+  clients[4].reset();  // client gives up on one never accepted
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 3);
+
+  listener.reset();  // the queued rest is reset with the listener
+  accepted.clear();
+  clients.clear();
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 0);
+}
+
+TEST_F(TrackerTest, UnprotectedPortsAreNotCounted) {
+  uint16_t port;
+  Fd listener = listen_on_loopback(AF_INET, &port);
+  Fd client = connect_v4(port);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(dp_.maps().read_inflight_port(port).value(), 0u);
+  auto classes = dp_.maps().read_inflight_classes().value();
+  EXPECT_EQ(classes[EDGESHED_CLASS_NORMAL], 0u);
+}
+
+TEST_F(TrackerTest, SourcePrefixClassAndDualStackListener) {
+  uint16_t port;
+  Fd listener = listen_on_loopback(AF_INET6, &port);  // v4 clients arrive v4-mapped
+  protect(port, EDGESHED_CLASS_NORMAL);
+  ASSERT_TRUE(dp_.maps().set_prefix(parse_prefix("127.0.0.0/8").value(), EDGESHED_CLASS_CRITICAL));
+
+  std::vector<Fd> clients;
+  for (int i = 0; i < 4; ++i) clients.push_back(connect_v4(port));
+  expect_counts(port, EDGESHED_CLASS_CRITICAL, 4);
+  EXPECT_EQ(dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
+
+  // Editing the class now must not make the close uncount the wrong class.
+  ASSERT_TRUE(dp_.maps().remove_prefix(parse_prefix("127.0.0.0/8").value()));
+  clients.clear();
+  listener.reset();
+  expect_counts(port, EDGESHED_CLASS_CRITICAL, 0);
+  EXPECT_EQ(dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
+}
+
+TEST_F(TrackerTest, ManyShortConnectionsLeaveNoCount) {
+  uint16_t port;
+  Fd listener = listen_on_loopback(AF_INET, &port);
+  protect(port, EDGESHED_CLASS_NORMAL);
+  for (int i = 0; i < 200; ++i) {
+    Fd client = connect_v4(port);
+    Fd server(accept(listener.get(), nullptr, nullptr));
+    if (i % 2) client.reset();  // alternate who closes first
+  }
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 0);
+}
+
+}  // namespace
+}  // namespace edgeshed::testing

@@ -42,5 +42,5 @@ function(edgeshed_bpf_object name src)
     COMMAND mv ${skel}.tmp ${skel}
     DEPENDS ${obj}
     COMMENT "skeleton ${name}.skel.h")
-  add_custom_target(${name}_skel DEPENDS ${skel})
+  add_custom_target(${name}_skel ALL DEPENDS ${skel})
 endfunction()

@@ -13,7 +13,7 @@ packages=(
 	libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
 	nlohmann-json3-dev libcpp-httplib-dev libsystemd-dev
 	# tests
-	libgtest-dev libgmock-dev iproute2 procps
+	libgtest-dev libgmock-dev iproute2 procps util-linux jq
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,80 @@
+# Shared by the namespace tests: a client and a server namespace joined by a
+# veth pair, with unique names per run, torn down on every exit path.
+#   source lib.sh; lab_up; ... ; (cleanup runs from the EXIT trap)
+set -euo pipefail
+
+: "${EDGESHED:?path of the edgeshed binary}"
+: "${TCP_TOOL:?path of tcp_tool}"
+
+LAB_ID="${LAB_ID:-$$}"
+SRV_NS="es-srv-$LAB_ID"
+CLI_NS="es-cli-$LAB_ID"
+SRV_IF="es-s$LAB_ID"
+CLI_IF="es-c$LAB_ID"
+SRV_V4=198.51.100.1
+CLI_V4=198.51.100.2
+SRV_V6=2001:db8::1
+CLI_V6=2001:db8::2
+LAB_PIDS=()
+LAB_PINS=()
+
+# Only the network namespace changes: bpffs pins stay in the host's mount
+# namespace, where `edgeshed status` finds them.
+in_srv() { nsenter --net="/run/netns/$SRV_NS" "$@"; }
+in_cli() { nsenter --net="/run/netns/$CLI_NS" "$@"; }
+
+lab_cleanup() {
+	local rc=$?
+	set +e
+	for pid in "${LAB_PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	[ -d "/sys/fs/bpf/edgeshed/$SRV_IF" ] && in_srv "$EDGESHED" detach --iface "$SRV_IF" >/dev/null 2>&1
+	rm -rf "/sys/fs/bpf/edgeshed/$SRV_IF"
+	rmdir /sys/fs/bpf/edgeshed 2>/dev/null
+	for pin in "${LAB_PINS[@]}"; do rm -f "$pin"; done
+	ip netns del "$SRV_NS" 2>/dev/null
+	ip netns del "$CLI_NS" 2>/dev/null
+	exit $rc
+}
+
+lab_up() {
+	trap lab_cleanup EXIT
+	trap 'exit 130' INT TERM
+	ip netns add "$SRV_NS"
+	ip netns add "$CLI_NS"
+	ip link add "$SRV_IF" netns "$SRV_NS" type veth peer name "$CLI_IF" netns "$CLI_NS"
+	in_srv ip link set lo up
+	in_cli ip link set lo up
+	in_srv ip addr add "$SRV_V4/24" dev "$SRV_IF"
+	in_cli ip addr add "$CLI_V4/24" dev "$CLI_IF"
+	in_srv ip -6 addr add "$SRV_V6/64" dev "$SRV_IF" nodad
+	in_cli ip -6 addr add "$CLI_V6/64" dev "$CLI_IF" nodad
+	in_srv ip link set "$SRV_IF" up
+	in_cli ip link set "$CLI_IF" up
+	# Static neighbours: no ARP/ND round trip in the measurements.
+	local srv_mac cli_mac
+	cli_mac=$(in_cli ip -o link show "$CLI_IF" | grep -o 'link/ether [^ ]*' | cut -d' ' -f2)
+	srv_mac=$(in_srv ip -o link show "$SRV_IF" | grep -o 'link/ether [^ ]*' | cut -d' ' -f2)
+	in_cli ip neigh replace "$SRV_V4" lladdr "$srv_mac" dev "$CLI_IF"
+	in_cli ip neigh replace "$SRV_V6" lladdr "$srv_mac" dev "$CLI_IF"
+	in_srv ip neigh replace "$CLI_V4" lladdr "$cli_mac" dev "$SRV_IF"
+	in_srv ip neigh replace "$CLI_V6" lladdr "$cli_mac" dev "$SRV_IF"
+}
+
+# Starts a server in the server namespace for at most SECONDS.
+serve() {
+	local port=$1 seconds=${2:-120}
+	in_srv "$TCP_TOOL" serve "$port" "$seconds" &
+	LAB_PIDS+=($!)
+	sleep 0.3
+}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+# expect_connect OUTCOME ADDR PORT: the client's connect ends in OUTCOME.
+expect_connect() {
+	local want=$1 addr=$2 port=$3 out
+	out=$(in_cli "$TCP_TOOL" connect "$addr" "$port" 1000 || true)
+	[ "${out%% *}" = "$want" ] || fail "connect $addr:$port: want $want, got '$out'"
+	pass "connect $addr:$port -> $out"
+}

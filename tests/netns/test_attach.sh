@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# edgeshed attach/detach on a real veth, at each hook: the program shows in
+# `bpftool net`, a shed SYN is refused by a real RST (or dropped), other
+# ports and established traffic flow, and detach leaves nothing behind.
+source "$(dirname "$0")/lib.sh"
+
+PORT=8080
+OPEN_PORT=9090
+lab_up
+serve $PORT
+serve $OPEN_PORT
+
+# Native XDP_TX on veth reaches the peer only if the peer runs XDP too.
+peer_pin=/sys/fs/bpf/es_peer_pass_$LAB_ID
+bpftool prog load "$BPF_OUT/baseline.bpf.o" "$peer_pin" type xdp
+LAB_PINS+=("$peer_pin")
+in_cli bpftool net attach xdp pinned "$peer_pin" dev "$CLI_IF"
+
+# Another program's XDP hook is not ours to take.
+out=$(in_cli "$EDGESHED" attach --iface "$CLI_IF" --port $PORT 2>&1) && fail "attach over a foreign XDP program succeeded"
+grep -q "another XDP program" <<<"$out" || fail "unclear refusal: $out"
+pass "refuses a foreign XDP program: $out"
+[ ! -e "/sys/fs/bpf/edgeshed/$CLI_IF" ] || fail "refused attach left pins"
+
+out=$("$EDGESHED" attach --iface no-such-if0 --port $PORT 2>&1) && fail "attach to a missing interface succeeded"
+grep -q "no such interface" <<<"$out" || fail "unclear error: $out"
+pass "missing interface: $out"
+
+for hook in xdp xdp-generic tc; do
+	in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook $hook --port $PORT --mode enforce \
+		--action rst --heartbeat-timeout-ms 0
+	net=$(in_srv bpftool net show dev "$SRV_IF")
+	case $hook in
+	tc) want=edgeshed_tc ;;
+	*) want=edgeshed_xdp ;;
+	esac
+	id=$(grep -m1 -o 'id [0-9]*' <<<"$net" | tr -dc 0-9)
+	prog=$(bpftool prog show id "${id:-0}" 2>&1 || true)
+	grep -q "$want" <<<"$prog" || fail "$hook: bpftool net shows no $want: $net / $prog"
+	pass "$hook: attached, bpftool net: $(tr '\n' ' ' <<<"$net")"
+
+	expect_connect ok $SRV_V4 $PORT  # the all-zero policy admits
+	"$EDGESHED" policy --iface "$SRV_IF" --class normal --shed-fraction 1 >/dev/null
+	expect_connect refused $SRV_V4 $PORT
+	expect_connect refused $SRV_V6 $PORT
+	expect_connect ok $SRV_V4 $OPEN_PORT  # unprotected port
+
+	# Re-attaching replaces the program in place and keeps the counters.
+	in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook $hook --port $PORT --mode enforce \
+		--action drop --heartbeat-timeout-ms 0 >/dev/null
+	"$EDGESHED" policy --iface "$SRV_IF" --class normal --shed-fraction 1 >/dev/null
+	expect_connect timeout $SRV_V4 $PORT
+	json=$("$EDGESHED" status --iface "$SRV_IF" --json)
+	sent=$(jq '.classes.normal.counters.rst_sent' <<<"$json")
+	[ "${sent:-0}" -ge 2 ] || fail "$hook: rst_sent $sent after two refusals (status: $json)"
+	pass "$hook: status counts rst_sent=$sent across the replace"
+
+	in_srv "$EDGESHED" detach --iface "$SRV_IF"
+	net=$(in_srv bpftool net show dev "$SRV_IF")
+	grep -q 'id [0-9]' <<<"$net" && fail "$hook: program left after detach: $net"
+	in_srv tc qdisc show dev "$SRV_IF" | grep -q clsact && fail "$hook: clsact left after detach"
+	[ ! -e "/sys/fs/bpf/edgeshed/$SRV_IF" ] || fail "$hook: pins left after detach"
+	expect_connect ok $SRV_V4 $PORT
+	pass "$hook: detached, nothing left"
+done
+
+# A clsact qdisc that was there before edgeshed stays after it.
+in_srv tc qdisc add dev "$SRV_IF" clsact
+in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook tc --port $PORT >/dev/null
+in_srv "$EDGESHED" detach --iface "$SRV_IF" >/dev/null
+in_srv tc qdisc show dev "$SRV_IF" | grep -q clsact || fail "detach removed a qdisc it did not create"
+pass "foreign clsact qdisc kept"
+
+out=$(in_srv "$EDGESHED" detach --iface "$SRV_IF" 2>&1) && fail "second detach succeeded"
+pass "detach of a detached interface: $out"
+echo "test_attach: all checks passed"

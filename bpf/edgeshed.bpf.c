@@ -25,7 +25,7 @@ static __always_inline int edgeshed_handle(void *data, void *data_end,
 					   __u32 *class_id)
 {
 	switch (edgeshed_parse(data, data_end, pkt)) {
-	case EDGESHED_PARSE_TCP:
+	case EDGESHED_PARSE_SYN:
 		return edgeshed_decide(pkt, class_id);
 	case EDGESHED_PARSE_FRAGMENT:
 		global_count(EDGESHED_GCTR_FRAGMENT);

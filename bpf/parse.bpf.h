@@ -35,8 +35,8 @@
 #define TCP_FLAG_ACK 0x10
 
 enum edgeshed_parse_result {
-	EDGESHED_PARSE_TCP = 0,	 /* pkt fully filled in */
-	EDGESHED_PARSE_OTHER,	 /* well formed, not TCP over IP */
+	EDGESHED_PARSE_SYN = 0,	 /* a new connection: pkt fully filled in */
+	EDGESHED_PARSE_OTHER,	 /* anything else that is not malformed */
 	EDGESHED_PARSE_FRAGMENT, /* IP fragment: ports unknown */
 	EDGESHED_PARSE_UNPARSED, /* truncated or malformed */
 };
@@ -72,6 +72,9 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	barrier_var(th);
 	if ((void *)(th + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
+	/* Established flows leave here, having paid for nothing else. */
+	if ((tcp_flag_byte(th) & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN)
+		return EDGESHED_PARSE_OTHER;
 	if (th->doff < TCP_MIN_DOFF)
 		return EDGESHED_PARSE_UNPARSED;
 	doff_bytes = th->doff * 4;
@@ -83,7 +86,7 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	pkt->dport = bpf_ntohs(th->dest);
 	pkt->seq = bpf_ntohl(th->seq);
 	pkt->tcp_flags = tcp_flag_byte(th);
-	return EDGESHED_PARSE_TCP;
+	return EDGESHED_PARSE_SYN;
 }
 
 static __always_inline int parse_ipv4(void *data, void *data_end, __u32 off,
@@ -91,6 +94,7 @@ static __always_inline int parse_ipv4(void *data, void *data_end, __u32 off,
 {
 	struct iphdr *iph = data + off;
 	__u32 ihl_bytes, tot_len;
+	int ret;
 
 	if ((void *)(iph + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
@@ -105,12 +109,15 @@ static __always_inline int parse_ipv4(void *data, void *data_end, __u32 off,
 		return EDGESHED_PARSE_FRAGMENT;
 	if (iph->protocol != IPPROTO_TCP)
 		return EDGESHED_PARSE_OTHER;
+	ret = parse_tcp(data, data_end, off + ihl_bytes, tot_len - ihl_bytes,
+			pkt);
+	if (ret != EDGESHED_PARSE_SYN)
+		return ret;
 	pkt->family = AF_INET;
 	pkt->l3_off = off;
 	pkt->saddr[0] = iph->saddr;
 	pkt->daddr[0] = iph->daddr;
-	return parse_tcp(data, data_end, off + ihl_bytes, tot_len - ihl_bytes,
-			 pkt);
+	return ret;
 }
 
 static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
@@ -119,7 +126,7 @@ static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
 	struct ipv6hdr *ip6h = data + off;
 	__u32 payload_len, ext_off;
 	__u8 nexthdr;
-	int i;
+	int i, ret;
 
 	if ((void *)(ip6h + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
@@ -128,11 +135,6 @@ static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
 	payload_len = bpf_ntohs(ip6h->payload_len);
 	if ((void *)(ip6h + 1) + payload_len > data_end)
 		return EDGESHED_PARSE_UNPARSED;
-	pkt->family = AF_INET6;
-	pkt->l3_off = off;
-	__builtin_memcpy(pkt->saddr, &ip6h->saddr, sizeof(pkt->saddr));
-	__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
-
 	nexthdr = ip6h->nexthdr;
 	ext_off = 0; /* bytes of extension headers walked so far */
 #pragma unroll
@@ -172,8 +174,15 @@ static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
 	if (nexthdr != IPPROTO_TCP)
 		return EDGESHED_PARSE_UNPARSED; /* chain longer than we walk */
 tcp:
-	return parse_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
-			 payload_len - ext_off, pkt);
+	ret = parse_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
+			payload_len - ext_off, pkt);
+	if (ret != EDGESHED_PARSE_SYN)
+		return ret;
+	pkt->family = AF_INET6;
+	pkt->l3_off = off;
+	__builtin_memcpy(pkt->saddr, &ip6h->saddr, sizeof(pkt->saddr));
+	__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
+	return ret;
 }
 
 static __always_inline int edgeshed_parse(void *data, void *data_end,

@@ -20,13 +20,16 @@ configure:
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 # The whole suite: unit, data plane (BPF_PROG_TEST_RUN) and namespace tests.
-test: all
+# Installs what it needs first, so it works on a fresh machine.
+test: deps
+	$(MAKE) all
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
 
 test-unit: all
 	cd $(BUILD) && ctest --output-on-failure -R '^unit\.'
 
-bench-dataplane: all
+bench-dataplane: deps
+	$(MAKE) all
 	$(BUILD)/bench_dataplane
 
 format:

@@ -14,6 +14,7 @@ void add_attach_command(CLI::App& app, CommandRunner& run);
 void add_detach_command(CLI::App& app, CommandRunner& run);
 void add_policy_command(CLI::App& app, CommandRunner& run);
 void add_status_command(CLI::App& app, CommandRunner& run);
+void add_run_command(CLI::App& app, CommandRunner& run);
 
 // One line on stderr, prefixed with the program name; returns 1.
 int fail(const std::string& message);

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   edgeshed::add_detach_command(app, run);
   edgeshed::add_policy_command(app, run);
   edgeshed::add_status_command(app, run);
+  edgeshed::add_run_command(app, run);
 
   try {
     app.parse(argc, argv);

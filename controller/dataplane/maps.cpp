@@ -1,6 +1,5 @@
 #include "dataplane/maps.h"
 
-#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <time.h>
@@ -8,7 +7,6 @@
 
 #include <fcntl.h>
 
-#include <charconv>
 #include <cstring>
 
 #include "dataplane/errno_message.h"
@@ -54,32 +52,6 @@ uint64_t monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-Result<SourcePrefix> parse_prefix(const std::string& text) {
-  auto slash = text.find('/');
-  if (slash == std::string::npos) {
-    return make_error("prefix '" + text + "' needs a length, e.g. 192.0.2.0/24");
-  }
-  std::string addr = text.substr(0, slash);
-  SourcePrefix p{};
-  p.family = addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
-  uint32_t max_len = p.family == AF_INET ? 32 : 128;
-  if (inet_pton(p.family, addr.c_str(), p.addr.data()) != 1) {
-    return make_error("prefix '" + text + "': '" + addr + "' is not an IP address");
-  }
-  const char* first = text.data() + slash + 1;
-  const char* last = text.data() + text.size();
-  auto [end, ec] = std::from_chars(first, last, p.length);
-  if (ec != std::errc() || end != last || first == last || p.length > max_len) {
-    return make_error("prefix '" + text + "': length must be 0.." + std::to_string(max_len));
-  }
-  for (uint32_t bit = p.length; bit < max_len; ++bit) {
-    if (p.addr[bit / 8] & (0x80 >> (bit % 8))) {
-      return make_error("prefix '" + text + "' has host bits set");
-    }
-  }
-  return p;
 }
 
 Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
@@ -195,27 +167,27 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   return out;
 }
 
-Status Maps::adjust_prefix_count(int family, int delta) const {
+Status Maps::adjust_prefix_count(config::IpFamily family, int delta) const {
   auto cfg = read_config();
   if (!cfg) return cfg.error();
-  __u32& count = family == AF_INET ? cfg->src4_prefixes : cfg->src6_prefixes;
+  __u32& count = family == config::IpFamily::kV4 ? cfg->src4_prefixes : cfg->src6_prefixes;
   count = static_cast<__u32>(static_cast<int>(count) + delta);
   return write_config(*cfg);
 }
 
-Status Maps::set_prefix(const SourcePrefix& prefix, uint32_t class_id) const {
+Status Maps::set_prefix(const config::IpPrefix& prefix, uint32_t class_id) const {
   edgeshed_class_value value{class_id};
   bool existed;
   int err;
-  if (prefix.family == AF_INET) {
+  if (prefix.family == config::IpFamily::kV4) {
     edgeshed_lpm_v4 key{prefix.length, {}};
-    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    std::memcpy(key.addr, prefix.address.data(), sizeof(key.addr));
     edgeshed_class_value old{};
     existed = bpf_map_lookup_elem(src4_.get(), &key, &old) == 0;
     err = bpf_map_update_elem(src4_.get(), &key, &value, BPF_ANY);
   } else {
     edgeshed_lpm_v6 key{prefix.length, {}};
-    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    std::memcpy(key.addr, prefix.address.data(), sizeof(key.addr));
     edgeshed_class_value old{};
     existed = bpf_map_lookup_elem(src6_.get(), &key, &old) == 0;
     err = bpf_map_update_elem(src6_.get(), &key, &value, BPF_ANY);
@@ -224,19 +196,41 @@ Status Maps::set_prefix(const SourcePrefix& prefix, uint32_t class_id) const {
   return existed ? Status{} : adjust_prefix_count(prefix.family, +1);
 }
 
-Status Maps::remove_prefix(const SourcePrefix& prefix) const {
+Status Maps::remove_prefix(const config::IpPrefix& prefix) const {
   int err;
-  if (prefix.family == AF_INET) {
+  if (prefix.family == config::IpFamily::kV4) {
     edgeshed_lpm_v4 key{prefix.length, {}};
-    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    std::memcpy(key.addr, prefix.address.data(), sizeof(key.addr));
     err = bpf_map_delete_elem(src4_.get(), &key);
   } else {
     edgeshed_lpm_v6 key{prefix.length, {}};
-    std::memcpy(key.addr, prefix.addr.data(), sizeof(key.addr));
+    std::memcpy(key.addr, prefix.address.data(), sizeof(key.addr));
     err = bpf_map_delete_elem(src6_.get(), &key);
   }
   if (err) return make_error("cannot remove source prefix: " + errno_text(errno));
   return adjust_prefix_count(prefix.family, -1);
+}
+
+template <class Key>
+Status clear_trie(const Fd& fd) {
+  Key key{};
+  // Deleting while walking restarts the walk from the first key each time.
+  while (bpf_map_get_next_key(fd.get(), nullptr, &key) == 0) {
+    if (bpf_map_delete_elem(fd.get(), &key) != 0) {
+      return make_error("cannot clear source prefixes: " + errno_text(errno));
+    }
+  }
+  return {};
+}
+
+Status Maps::clear_prefixes() const {
+  if (auto s = clear_trie<edgeshed_lpm_v4>(src4_); !s) return s;
+  if (auto s = clear_trie<edgeshed_lpm_v6>(src6_); !s) return s;
+  auto cfg = read_config();
+  if (!cfg) return cfg.error();
+  cfg->src4_prefixes = 0;
+  cfg->src6_prefixes = 0;
+  return write_config(*cfg);
 }
 
 Result<edgeshed_stats> Maps::read_stats() const {

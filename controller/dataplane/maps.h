@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "config/ip_prefix.h"
 #include "dataplane/fd.h"
 #include "edgeshed/abi.h"
 
@@ -19,16 +20,6 @@ struct PortClass {
   uint16_t port;
   uint32_t class_id;
 };
-
-// A source prefix in network byte order; family is AF_INET or AF_INET6.
-struct SourcePrefix {
-  int family;
-  std::array<uint8_t, 16> addr{};
-  uint32_t length;
-};
-
-// Parses "192.0.2.0/24" or "2001:db8::/32"; host bits must be zero.
-Result<SourcePrefix> parse_prefix(const std::string& text);
 
 using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;
 
@@ -51,8 +42,10 @@ class Maps {
   Result<std::vector<PortClass>> read_ports() const;
   // Adds or replaces a source-prefix override and keeps the trie sizes in
   // the config map current (the data plane skips empty tries).
-  Status set_prefix(const SourcePrefix& prefix, uint32_t class_id) const;
-  Status remove_prefix(const SourcePrefix& prefix) const;
+  Status set_prefix(const config::IpPrefix& prefix, uint32_t class_id) const;
+  Status remove_prefix(const config::IpPrefix& prefix) const;
+  // Removes every override (for a config reload that sets them anew).
+  Status clear_prefixes() const;
 
   // Per-CPU counters summed over all CPUs.
   Result<edgeshed_stats> read_stats() const;
@@ -60,7 +53,7 @@ class Maps {
   Result<uint64_t> read_inflight_port(uint16_t port) const;
 
  private:
-  Status adjust_prefix_count(int family, int delta) const;
+  Status adjust_prefix_count(config::IpFamily family, int delta) const;
 
   Fd config_, control_, policy_, ports_, src4_, src6_, stats_, inflight_, inflight_cls_;
 };

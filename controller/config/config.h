@@ -1,0 +1,128 @@
+// The daemon's configuration, parsed from TOML into plain values.
+//
+// Parsing is a pure function of the text: a reload parses into a new Config
+// and the daemon swaps it in only on success, so a bad edit never half-applies.
+// Every key is validated and unknown keys are errors, because a misspelt key
+// that silently does nothing is worse than a refusal to start. Each error
+// names file, line:column, key, value and the allowed range; all errors of a
+// file are reported at once, one per line. examples/edgeshed.toml documents
+// every key with its default and range.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "common/result.h"
+#include "config/ip_prefix.h"
+#include "edgeshed/abi.h"
+#include "law/control_law.h"
+#include "law/level_machine.h"
+#include "law/limit_algorithm.h"
+#include "law/policy.h"
+#include "law/types.h"
+
+namespace edgeshed::config {
+
+// What the daemon leaves in the kernel when it exits.
+enum class OnExit {
+  kFailOpen,  // keep the program attached with an admit-all policy
+  kDetach,    // remove the program
+};
+
+enum class Action { kDrop = EDGESHED_ACTION_DROP, kRst = EDGESHED_ACTION_RST };
+enum class Draw { kSourceHash = EDGESHED_DRAW_SOURCE_HASH, kRandom = EDGESHED_DRAW_RANDOM };
+enum class Hook {
+  kXdp = EDGESHED_HOOK_XDP,
+  kXdpGeneric = EDGESHED_HOOK_XDP_GENERIC,
+  kTc = EDGESHED_HOOK_TC,
+};
+
+enum class SignalKind { kInflight, kAcceptQueue, kPsi, kPrometheus, kProbe, kSynthetic, kFile };
+
+std::string_view to_string(OnExit value);
+std::string_view to_string(Action value);
+std::string_view to_string(Draw value);
+std::string_view to_string(Hook value);
+std::string_view to_string(SignalKind value);
+
+struct DaemonConfig {
+  std::chrono::nanoseconds tick = std::chrono::milliseconds(100);
+  OnExit on_exit = OnExit::kFailOpen;
+  // The data plane admits everything when the heartbeat is older; 0: never
+  // (fail-static, the last policy stays).
+  std::chrono::nanoseconds heartbeat_timeout = std::chrono::seconds(1);
+  law::AllStalePolicy all_stale = law::AllStalePolicy::kHold;
+  std::string log_level = "info";  // spdlog level name
+};
+
+struct DataplaneConfig {
+  law::Mode mode = law::Mode::kObserve;
+  Action action = Action::kRst;
+  Draw draw = Draw::kSourceHash;
+  std::chrono::nanoseconds salt_rotation = std::chrono::seconds(60);
+  uint32_t rst_per_sec_per_cpu = 1000;
+};
+
+struct InterfaceConfig {
+  std::string name;
+  Hook hook = Hook::kXdp;
+};
+
+struct PortConfig {
+  uint16_t port = 0;
+  law::TrafficClass traffic_class = law::TrafficClass::kNormal;
+};
+
+struct PrefixConfig {
+  IpPrefix prefix;
+  law::TrafficClass traffic_class = law::TrafficClass::kCritical;
+};
+
+struct SignalConfig {
+  std::string name;
+  SignalKind kind = SignalKind::kSynthetic;
+  double target = 1.0;
+  bool hard_safety = false;
+  std::chrono::nanoseconds stale_after = std::chrono::seconds(1);
+  // Kind-specific keys as written, for the signal implementation to read.
+  // Checked here: "file" needs `path` (a file holding one number) and takes
+  // nothing else; "synthetic" takes an optional numeric `value`; the keys of
+  // other kinds are checked by their implementation, which reports errors
+  // with locate().
+  toml::table params;
+  // toml++ does not copy source positions with nodes, so they are kept here.
+  std::map<std::string, toml::source_position, std::less<>> param_positions;
+  std::string source_name;  // file the signal came from
+  std::string path;         // "signal[2]"
+
+  // "<file>:<line>:<column>: signal[2].<key>" for an error about a param.
+  std::string locate(std::string_view key) const;
+};
+
+struct Config {
+  DaemonConfig daemon;
+  DataplaneConfig dataplane;
+  std::vector<InterfaceConfig> interfaces;
+  std::vector<PortConfig> ports;
+  std::vector<PrefixConfig> prefixes;
+  law::LevelMachineConfig levels;
+  law::PolicyTable policy = law::default_policy_table();
+  law::LimitConfig limit;
+  std::vector<SignalConfig> signals;
+  law::CriticalFloor critical_floor;
+  uint32_t critical_cap = law::kUnlimited;  // default cap of critical at level critical
+
+  // The part the control law needs.
+  law::ControlLawConfig law_config() const;
+};
+
+Result<Config> parse_config(std::string_view text, std::string_view source_name);
+Result<Config> load_config(const std::string& path);
+
+}  // namespace edgeshed::config

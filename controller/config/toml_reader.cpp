@@ -1,0 +1,254 @@
+#include "config/toml_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "config/duration.h"
+
+namespace edgeshed::config {
+
+void ConfigErrors::add(const toml::source_region& where, const std::string& message) {
+  lines_.push_back(source_name_ + ":" + std::to_string(where.begin.line) + ":" +
+                   std::to_string(where.begin.column) + ": " + message);
+}
+
+std::string ConfigErrors::joined() const {
+  std::string text;
+  for (const std::string& line : lines_) {
+    if (!text.empty()) text += '\n';
+    text += line;
+  }
+  return text;
+}
+
+std::string format_number(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  // Shortest text that reads back as the same double: 1.4, not 1.3999999999999999.
+  char buffer[64];
+  const auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  std::string text(buffer, error == std::errc() ? end : buffer);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";  // a float looks like one
+  return text;
+}
+
+std::string describe_value(const toml::node& node) {
+  if (node.is_table()) return "(a table)";
+  if (node.is_array()) return "(an array)";
+  if (node.is_floating_point()) return format_number(node.as_floating_point()->get());
+  if (node.is_string()) {
+    // As the user most likely wrote it, with double quotes.
+    std::string text = "\"";
+    for (char c : node.as_string()->get()) {
+      if (c == '"' || c == '\\') text += '\\';
+      text += c;
+    }
+    return text + "\"";
+  }
+  std::ostringstream out;
+  node.visit([&out](const auto& value) { out << value; });
+  return out.str();
+}
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Empty for the whole real line, where only "is a finite number" is asked.
+std::string range_text(double min, double max, Bounds bounds) {
+  if (min == -std::numeric_limits<double>::infinity() &&
+      max == std::numeric_limits<double>::infinity()) {
+    return "";
+  }
+  const bool open_min = bounds == Bounds::kOpenMin || bounds == Bounds::kOpen;
+  const bool open_max = bounds == Bounds::kOpenMax || bounds == Bounds::kOpen;
+  if (max == std::numeric_limits<double>::infinity()) {
+    return std::string("must be ") + (open_min ? "> " : ">= ") + format_number(min);
+  }
+  return std::string("must be in ") + (open_min ? "(" : "[") + format_number(min) + ", " +
+         format_number(max) + (open_max ? ")" : "]");
+}
+
+}  // namespace
+
+TableReader::TableReader(ConfigErrors& errors, const toml::table& table, std::string path)
+    : errors_(errors), table_(table), path_(std::move(path)) {}
+
+std::string TableReader::path_of(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+const toml::node* TableReader::get(std::string_view key) {
+  known_.emplace(key);
+  return table_.get(key);
+}
+
+void TableReader::invalid(std::string_view key, const std::string& problem) {
+  auto entry = table_.find(key);
+  if (entry == table_.end()) {
+    errors_.add(table_.source(), path_of(key) + ": " + problem);
+    return;
+  }
+  // At the key, where an editor should put the cursor to fix the line.
+  errors_.add(entry->first.source(),
+              path_of(key) + " = " + describe_value(entry->second) + ": " + problem);
+}
+
+void TableReader::missing(std::string_view key) {
+  const std::string where = path_.empty() ? std::string("top level") : path_;
+  errors_.add(table_.source(), where + ": missing required key \"" + std::string(key) + "\"");
+}
+
+bool TableReader::require(std::string_view key) {
+  if (table_.contains(key)) return false;
+  missing(key);
+  return true;
+}
+
+bool TableReader::duration(std::string_view key, std::chrono::nanoseconds& out,
+                           std::chrono::nanoseconds min, std::chrono::nanoseconds max,
+                           bool zero_allowed) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return false;
+  const std::string range = (zero_allowed ? "must be 0 or between " : "must be between ") +
+                            format_duration(min) + " and " + format_duration(max);
+  if (!node->is_string()) {
+    invalid(key, "must be a duration string like \"100ms\", " + range);
+    return false;
+  }
+  Result<std::chrono::nanoseconds> parsed = parse_duration(node->as_string()->get());
+  if (!parsed) {
+    invalid(key, parsed.error().message);
+    return false;
+  }
+  const std::chrono::nanoseconds value = parsed.value();
+  if (!(value == std::chrono::nanoseconds(0) && zero_allowed) && (value < min || value > max)) {
+    invalid(key, range);
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+bool TableReader::number(std::string_view key, double& out, double min, double max, Bounds bounds) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return false;
+  double value = 0.0;
+  if (node->is_floating_point()) {
+    value = node->as_floating_point()->get();
+  } else if (node->is_integer()) {
+    value = static_cast<double>(node->as_integer()->get());
+  } else {
+    const std::string range = range_text(min, max, bounds);
+    invalid(key, "must be a number" + (range.empty() ? "" : ", " + range));
+    return false;
+  }
+  const bool open_min = bounds == Bounds::kOpenMin || bounds == Bounds::kOpen;
+  const bool open_max = bounds == Bounds::kOpenMax || bounds == Bounds::kOpen;
+  const bool above_min = open_min ? value > min : value >= min;
+  const bool below_max = open_max ? value < max : value <= max;
+  // Written so that NaN fails, and an infinite max still rejects inf.
+  if (!(above_min && below_max && std::isfinite(value))) {
+    const std::string range = range_text(min, max, bounds);
+    invalid(key, range.empty() ? "must be a finite number" : range);
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+bool TableReader::integer(std::string_view key, uint32_t& out, uint64_t min, uint64_t max) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return false;
+  const std::string range =
+      "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (!node->is_integer()) {
+    invalid(key, range);
+    return false;
+  }
+  const int64_t value = node->as_integer()->get();
+  if (value < 0 || static_cast<uint64_t>(value) < min || static_cast<uint64_t>(value) > max) {
+    invalid(key, range);
+    return false;
+  }
+  out = static_cast<uint32_t>(value);
+  return true;
+}
+
+bool TableReader::boolean(std::string_view key, bool& out) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return false;
+  if (!node->is_boolean()) {
+    invalid(key, "must be true or false");
+    return false;
+  }
+  out = node->as_boolean()->get();
+  return true;
+}
+
+bool TableReader::string(std::string_view key, std::string& out) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return false;
+  if (!node->is_string()) {
+    invalid(key, "must be a string");
+    return false;
+  }
+  out = node->as_string()->get();
+  return true;
+}
+
+const toml::table* TableReader::table(std::string_view key) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return nullptr;
+  if (!node->is_table()) {
+    invalid(key, "must be a table ([" + path_of(key) + "])");
+    return nullptr;
+  }
+  return node->as_table();
+}
+
+const toml::array* TableReader::array_of_tables(std::string_view key) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return nullptr;
+  if (!node->is_array_of_tables()) {
+    invalid(key, "must be an array of tables ([[" + path_of(key) + "]])");
+    return nullptr;
+  }
+  return node->as_array();
+}
+
+void TableReader::reject_unknown_keys() {
+  for (const auto& [key, node] : table_) {
+    if (known_.count(key.str()) != 0) continue;
+    std::string message = "unknown key \"" + path_of(key.str()) + "\"";
+    const std::string* closest = nullptr;
+    std::size_t closest_distance = 3;  // suggest only near misses
+    for (const std::string& candidate : known_) {
+      const std::size_t distance = edit_distance(key.str(), candidate);
+      if (distance < closest_distance) {
+        closest_distance = distance;
+        closest = &candidate;
+      }
+    }
+    if (closest != nullptr) message += "; did you mean \"" + path_of(*closest) + "\"?";
+    errors_.add(key.source(), message);
+  }
+}
+
+}  // namespace edgeshed::config

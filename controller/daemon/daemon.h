@@ -1,0 +1,63 @@
+// edgeshed run: attaches (or adopts) the data plane of each configured
+// interface, then every tick samples the signals, runs the control law and
+// publishes the policy and a heartbeat. SIGHUP reloads the config,
+// SIGTERM/SIGINT stop as `on_exit` says.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "dataplane/maps.h"
+#include "law/clock.h"
+#include "law/control_law.h"
+#include "signals/signal_set.h"
+
+namespace edgeshed::daemon {
+
+class Daemon {
+ public:
+  static Result<std::unique_ptr<Daemon>> start(const std::string& config_path);
+
+  // Ticks until SIGTERM or SIGINT; returns the exit code.
+  int run();
+
+ private:
+  struct Interface {
+    std::string name;
+    Maps maps;
+    edgeshed_stats last_stats{};
+  };
+
+  Daemon(std::string config_path, config::Config config);
+  Status attach_all();
+  Status apply_dataplane_settings(const config::Config& cfg);
+  Status build_signals(const config::Config& cfg);
+  void tick();
+  void reload();
+  void stop();
+  void log_signal_changes();
+  Result<double> inflight_total() const;
+
+  std::string config_path_;
+  config::Config config_;
+  law::SteadyClock clock_;
+  std::unique_ptr<law::ControlLaw> law_;
+  std::optional<signals::SignalSet> signals_;
+  std::vector<Interface> interfaces_;
+  std::vector<bool> was_stale_;
+  std::vector<std::string> last_error_;
+  uint64_t generation_ = 0;
+  uint32_t salt_ = 0;
+  std::chrono::nanoseconds salt_rotated_{0};
+  uint32_t mode_written_ = EDGESHED_NUM_MODES;  // none yet
+  uint32_t mode_logged_ = EDGESHED_NUM_MODES;
+  std::chrono::nanoseconds level_since_{0};
+};
+
+}  // namespace edgeshed::daemon

@@ -1,0 +1,109 @@
+// The control law: signal readings in, one admission decision per tick out.
+// Pure logic: no kernel, no I/O, no logging (the daemon logs the Decision).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "law/clock.h"
+#include "law/level_machine.h"
+#include "law/limit_algorithm.h"
+#include "law/overrides.h"
+#include "law/policy.h"
+#include "law/pressure.h"
+#include "law/types.h"
+
+namespace edgeshed::law {
+
+// What to do when no signal is usable.
+enum class AllStalePolicy {
+  kHold,      // keep the current level: the last known state is the best guess
+  kFailOpen,  // drop to normal and admit everything: never shed blind
+};
+
+struct ControlLawConfig {
+  LevelMachineConfig levels;
+  PolicyTable policy = default_policy_table();
+  CriticalFloor critical_floor;
+  LimitConfig limit;
+  AllStalePolicy all_stale = AllStalePolicy::kHold;
+  Mode mode = Mode::kObserve;
+};
+
+struct TickInputs {
+  std::vector<SignalReading> signals;
+  // For the limit algorithm: latency of admitted work (seconds), if measured.
+  std::optional<double> latency_seconds;
+  std::array<uint32_t, kNumClasses> inflight{};
+  std::array<uint64_t, kNumClasses> sheds{};  // since the last tick
+};
+
+struct Decision {
+  Level level = Level::kNormal;           // what the policies were chosen for
+  Level previous_level = Level::kNormal;  // level of the previous decision
+  bool level_changed = false;
+  Level law_level = Level::kNormal;  // what the law alone would say (differs when pinned)
+  // Level the hard-safety signals' own pressure gives; the level is never below it.
+  Level hard_safety_floor = Level::kNormal;
+  double pressure = 0.0;
+  std::vector<std::string> drivers;  // signals at the max pressure
+  std::array<ClassPolicy, kNumClasses> policies;
+  uint32_t adaptive_limit = 0;
+  bool all_stale = false;
+  bool fail_open = false;  // all signals stale and all_stale = fail_open: admit all
+  Mode mode = Mode::kObserve;
+  bool level_pinned = false;
+  bool mode_pinned = false;
+  std::array<bool, kNumClasses> class_pinned{};
+
+  const ClassPolicy& policy(TrafficClass traffic_class) const {
+    return policies[index_of(traffic_class)];
+  }
+};
+
+class ControlLaw {
+ public:
+  virtual ~ControlLaw() = default;
+
+  virtual Decision tick(const TickInputs& inputs) = 0;
+
+  // Replaces the operator pins. Expiry times are on the law's clock.
+  virtual void set_overrides(const Overrides& overrides) = 0;
+  // Current pins (expired ones are dropped at the next tick).
+  virtual const Overrides& overrides() const = 0;
+
+  // Applies a reloaded config, keeping the current level and pins; the limit
+  // algorithm keeps its state unless its config changed.
+  virtual void reconfigure(const ControlLawConfig& config) = 0;
+};
+
+class LevelControlLaw final : public ControlLaw {
+ public:
+  // clock must outlive the law.
+  LevelControlLaw(const ControlLawConfig& config, const Clock& clock);
+
+  Decision tick(const TickInputs& inputs) override;
+  void set_overrides(const Overrides& overrides) override { overrides_ = overrides; }
+  const Overrides& overrides() const override { return overrides_; }
+  void reconfigure(const ControlLawConfig& config) override;
+
+ private:
+  LimitSample limit_sample(const TickInputs& inputs, std::chrono::nanoseconds now) const;
+  // Fills policies and class_pinned, and records which classes the limit caps.
+  void choose_policies(Decision& decision);
+
+  ControlLawConfig config_;
+  const Clock& clock_;
+  LevelMachine levels_;
+  std::unique_ptr<LimitAlgorithm> limit_;
+  Overrides overrides_;
+  Level last_level_ = Level::kNormal;
+  // Classes whose in-flight cap in the last decision was the adaptive limit.
+  std::array<bool, kNumClasses> limited_classes_{};
+};
+
+}  // namespace edgeshed::law

@@ -1,0 +1,77 @@
+// Adaptive in-flight limit: the cap a "cap" policy applies when it names no
+// fixed number.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+namespace edgeshed::law {
+
+// What the limit algorithm learns from one tick.
+struct LimitSample {
+  // Latency of admitted work this tick (e.g. p90 or a probe), in seconds;
+  // empty when nothing completed.
+  std::optional<double> latency_seconds;
+  // In flight now, counting the classes the limit capped in the last decision
+  // (all classes when it capped none).
+  uint32_t inflight = 0;
+  uint64_t sheds = 0;  // new connections shed since the last tick, all classes
+  std::chrono::nanoseconds now{0};
+};
+
+class LimitAlgorithm {
+ public:
+  virtual ~LimitAlgorithm() = default;
+  // Learns from one tick and returns the new limit.
+  virtual uint32_t update(const LimitSample& sample) = 0;
+  virtual uint32_t limit() const = 0;
+};
+
+enum class LimitAlgorithmKind { kStatic, kAimd, kGradient };
+
+struct StaticLimitConfig {
+  uint32_t limit = 20;
+
+  bool operator==(const StaticLimitConfig&) const = default;
+};
+
+struct AimdLimitConfig {
+  uint32_t initial = 20;
+  uint32_t min = 4;
+  uint32_t max = 1000;
+  double latency_threshold_seconds = 0.1;  // over it: congestion
+  uint32_t increase = 1;                   // added per uncongested tick
+  double backoff = 0.9;                    // multiplied on congestion
+
+  bool operator==(const AimdLimitConfig&) const = default;
+};
+
+// See gradient_limit.h for the law and the reasons behind these defaults.
+struct GradientLimitConfig {
+  uint32_t initial = 20;
+  uint32_t min = 4;
+  uint32_t max = 1000;
+  double tolerance = 0.15;
+  double smoothing = 0.2;
+  double baseline_smoothing = 0.01;
+  std::chrono::nanoseconds baseline_rise_after = std::chrono::seconds(2);
+  double max_increase_per_tick = 1.1;
+  double max_decrease_per_tick = 0.8;
+
+  bool operator==(const GradientLimitConfig&) const = default;
+};
+
+struct LimitConfig {
+  LimitAlgorithmKind algorithm = LimitAlgorithmKind::kGradient;
+  StaticLimitConfig static_limit;
+  AimdLimitConfig aimd;
+  GradientLimitConfig gradient;
+
+  bool operator==(const LimitConfig&) const = default;
+};
+
+std::unique_ptr<LimitAlgorithm> make_limit_algorithm(const LimitConfig& config);
+
+}  // namespace edgeshed::law

@@ -1,0 +1,81 @@
+#include "law/types.h"
+
+#include <string>
+
+namespace edgeshed::law {
+
+std::string_view to_string(Level level) {
+  switch (level) {
+    case Level::kNormal:
+      return "normal";
+    case Level::kElevated:
+      return "elevated";
+    case Level::kHigh:
+      return "high";
+    case Level::kCritical:
+      return "critical";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(TrafficClass traffic_class) {
+  switch (traffic_class) {
+    case TrafficClass::kCritical:
+      return "critical";
+    case TrafficClass::kNormal:
+      return "normal";
+    case TrafficClass::kBackground:
+      return "background";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Mode mode) {
+  switch (mode) {
+    case Mode::kOff:
+      return "off";
+    case Mode::kObserve:
+      return "observe";
+    case Mode::kEnforce:
+      return "enforce";
+  }
+  return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, Level level) { return out << to_string(level); }
+
+std::ostream& operator<<(std::ostream& out, TrafficClass traffic_class) {
+  return out << to_string(traffic_class);
+}
+
+std::ostream& operator<<(std::ostream& out, Mode mode) { return out << to_string(mode); }
+
+namespace {
+
+template <class Enum, std::size_t N>
+Result<Enum> parse_named(std::string_view text, const std::array<Enum, N>& values,
+                         std::string_view what) {
+  std::string names;
+  for (Enum value : values) {
+    if (to_string(value) == text) return value;
+    if (!names.empty()) names += ", ";
+    names += to_string(value);
+  }
+  return make_error("unknown " + std::string(what) + " \"" + std::string(text) +
+                    "\" (expected one of: " + names + ")");
+}
+
+}  // namespace
+
+Result<Level> parse_level(std::string_view text) { return parse_named(text, kAllLevels, "level"); }
+
+Result<TrafficClass> parse_traffic_class(std::string_view text) {
+  return parse_named(text, kAllClasses, "class");
+}
+
+Result<Mode> parse_mode(std::string_view text) {
+  constexpr std::array<Mode, 3> kAllModes = {Mode::kOff, Mode::kObserve, Mode::kEnforce};
+  return parse_named(text, kAllModes, "mode");
+}
+
+}  // namespace edgeshed::law

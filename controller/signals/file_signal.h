@@ -1,0 +1,31 @@
+// A number read from a file each tick. This is how an operator or a test
+// injects a synthetic signal, and how any tool can feed edgeshed without
+// code: write the value to a temporary file and rename it over the path.
+#pragma once
+
+#include <string>
+
+#include "signals/signal_source.h"
+
+namespace edgeshed::signals {
+
+class FileSignal final : public SignalSource {
+ public:
+  explicit FileSignal(std::string path) : path_(std::move(path)) {}
+  Result<Sample> sample(std::chrono::nanoseconds now) override;
+
+ private:
+  std::string path_;
+};
+
+// A fixed value, for a configured baseline or a test.
+class ConstantSignal final : public SignalSource {
+ public:
+  explicit ConstantSignal(double value) : value_(value) {}
+  Result<Sample> sample(std::chrono::nanoseconds now) override { return Sample{value_, now}; }
+
+ private:
+  double value_;
+};
+
+}  // namespace edgeshed::signals

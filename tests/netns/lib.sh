@@ -27,6 +27,10 @@ lab_cleanup() {
 	local rc=$?
 	set +e
 	for pid in "${LAB_PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	# Whatever else still runs in the lab's namespaces.
+	for ns in "$SRV_NS" "$CLI_NS"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+	done
 	[ -d "/sys/fs/bpf/edgeshed/$SRV_IF" ] && in_srv "$EDGESHED" detach --iface "$SRV_IF" >/dev/null 2>&1
 	rm -rf "/sys/fs/bpf/edgeshed/$SRV_IF"
 	rmdir /sys/fs/bpf/edgeshed 2>/dev/null
@@ -63,7 +67,8 @@ lab_up() {
 # Starts a server in the server namespace for at most SECONDS.
 serve() {
 	local port=$1 seconds=${2:-120}
-	in_srv "$TCP_TOOL" serve "$port" "$seconds" &
+	# nsenter itself, not a subshell, so that kill reaches the server.
+	nsenter --net="/run/netns/$SRV_NS" "$TCP_TOOL" serve "$port" "$seconds" &
 	LAB_PIDS+=($!)
 	sleep 0.3
 }

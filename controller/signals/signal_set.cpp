@@ -2,9 +2,39 @@
 
 #include "signals/file_signal.h"
 #include "signals/inflight_signal.h"
+#include "signals/psi_signal.h"
 
 namespace edgeshed::signals {
 namespace {
+
+// [[signal]] kind = "psi": resource = "cpu"|"memory"|"io", line = "some"|"full"
+// (default some), measure = "tick"|"avg10" (default tick), cgroup = a cgroup
+// v2 directory (default: the whole host, /proc/pressure).
+Result<std::unique_ptr<SignalSource>> make_psi(const config::SignalConfig& cfg) {
+  for (const auto& [key, node] : cfg.params) {
+    if (key != "resource" && key != "line" && key != "measure" && key != "cgroup") {
+      return make_error(cfg.locate(key.str()) +
+                        ": unknown key for kind psi (allowed: resource, line, measure, cgroup)");
+    }
+  }
+  auto resource = cfg.params["resource"].value<std::string>();
+  if (!resource || (*resource != "cpu" && *resource != "memory" && *resource != "io")) {
+    return make_error(cfg.locate("resource") + ": must be \"cpu\", \"memory\" or \"io\"");
+  }
+  auto line = cfg.params["line"].value_or(std::string("some"));
+  if (line != "some" && line != "full") {
+    return make_error(cfg.locate("line") + ": must be \"some\" or \"full\"");
+  }
+  auto measure = cfg.params["measure"].value_or(std::string("tick"));
+  if (measure != "tick" && measure != "avg10") {
+    return make_error(cfg.locate("measure") + ": must be \"tick\" or \"avg10\"");
+  }
+  auto cgroup = cfg.params["cgroup"].value<std::string>();
+  std::string path = cgroup ? *cgroup + "/" + *resource + ".pressure" : "/proc/pressure/" + *resource;
+  return std::unique_ptr<SignalSource>(std::make_unique<PsiSignal>(
+      path, line == "full" ? PsiSignal::Line::kFull : PsiSignal::Line::kSome,
+      measure == "avg10" ? PsiSignal::Measure::kAvg10 : PsiSignal::Measure::kTick));
+}
 
 Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cfg,
                                                   const SignalSet::DataplaneReaders& readers) {
@@ -17,10 +47,12 @@ Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cf
           std::make_unique<ConstantSignal>(cfg.params["value"].value_or(0.0)));
     case config::SignalKind::kInflight:
       return std::unique_ptr<SignalSource>(std::make_unique<InflightSignal>(readers.inflight_total));
+    case config::SignalKind::kPsi:
+      return make_psi(cfg);
     default:
       return make_error(cfg.locate("kind") + ": signal kind '" +
                         std::string(config::to_string(cfg.kind)) +
-                        "' is not available in this build (available: inflight, file, synthetic)");
+                        "' is not available in this build (available: inflight, psi, file, synthetic)");
   }
 }
 

@@ -1,0 +1,51 @@
+// Pressure stall information (/proc/pressure/<resource>, or a cgroup v2
+// directory's <resource>.pressure): the share of time tasks stalled on CPU,
+// memory or IO. The default value is the stall share over the last tick,
+// from the delta of the `total` counter, which reacts within one tick where
+// avg10 needs seconds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "signals/signal_source.h"
+
+namespace edgeshed::signals {
+
+struct PsiLine {
+  double avg10 = 0, avg60 = 0, avg300 = 0;
+  uint64_t total_us = 0;
+};
+
+struct PsiStats {
+  PsiLine some;
+  std::optional<PsiLine> full;  // absent for cpu on older kernels
+};
+
+// Parses the two-line PSI format; rejects anything else with the reason.
+Result<PsiStats> parse_psi(std::string_view text);
+
+class PsiSignal final : public SignalSource {
+ public:
+  enum class Line { kSome, kFull };
+  enum class Measure { kTick, kAvg10 };
+
+  PsiSignal(std::string path, Line line, Measure measure)
+      : path_(std::move(path)), line_(line), measure_(measure) {}
+  Result<Sample> sample(std::chrono::nanoseconds now) override;
+
+  // The percentage (0..100) for a new reading, given the previous one.
+  static double stall_percent(uint64_t total_us, uint64_t prev_total_us,
+                              std::chrono::nanoseconds elapsed);
+
+ private:
+  std::string path_;
+  Line line_;
+  Measure measure_;
+  std::optional<uint64_t> prev_total_us_;
+  std::chrono::nanoseconds prev_at_{0};
+};
+
+}  // namespace edgeshed::signals

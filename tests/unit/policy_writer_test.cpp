@@ -1,0 +1,59 @@
+// The map writer's translation of law decisions into the ABI.
+#include "daemon/policy_writer.h"
+
+#include <gtest/gtest.h>
+
+namespace edgeshed::daemon {
+namespace {
+
+TEST(PolicyWriter, AdmitAllIsTheAllZeroPolicy) {
+  law::ClassPolicy p;  // admit 1.0, everything unlimited
+  auto abi = to_abi(p);
+  EXPECT_EQ(abi.shed_frac, 0u);
+  EXPECT_EQ(abi.inflight_cap, 0u);
+  EXPECT_EQ(abi.tokens_per_sec, 0u);
+  EXPECT_EQ(abi.burst, 0u);
+}
+
+TEST(PolicyWriter, FractionsBecomeShedFractions) {
+  law::ClassPolicy p;
+  p.admit_fraction = 0.25;
+  EXPECT_EQ(to_abi(p).shed_frac, EDGESHED_FRAC_ONE * 3 / 4);
+  p.admit_fraction = 0.0;
+  EXPECT_EQ(to_abi(p).shed_frac, EDGESHED_FRAC_ONE);
+  p.admit_fraction = 1.7;  // out of range is clamped, never negative
+  EXPECT_EQ(to_abi(p).shed_frac, 0u);
+}
+
+TEST(PolicyWriter, CapsAndRates) {
+  law::ClassPolicy p;
+  p.inflight_cap = 12;
+  p.tokens_per_sec = 500;
+  p.burst = law::kUnlimited;
+  auto abi = to_abi(p);
+  EXPECT_EQ(abi.inflight_cap, 12u);
+  EXPECT_EQ(abi.tokens_per_sec, 500u);
+  EXPECT_EQ(abi.burst, 500u);  // one second's worth
+  p.burst = 50;
+  EXPECT_EQ(to_abi(p).burst, 50u);
+}
+
+TEST(PolicyWriter, ZeroCapShedsEverythingInsteadOfMeaningNone) {
+  law::ClassPolicy p;
+  p.inflight_cap = 0;
+  EXPECT_EQ(to_abi(p).shed_frac, EDGESHED_FRAC_ONE);
+}
+
+TEST(PolicyWriter, FailOpenDecisionAdmitsAll) {
+  law::Decision d;
+  for (auto& p : d.policies) p.admit_fraction = 0;
+  d.fail_open = true;
+  d.level = law::Level::kHigh;
+  auto set = to_policy_set(d, 42);
+  for (const auto& c : set.cls) EXPECT_EQ(c.shed_frac, 0u);
+  EXPECT_EQ(set.level, 2u);
+  EXPECT_EQ(set.generation, 42u);
+}
+
+}  // namespace
+}  // namespace edgeshed::daemon

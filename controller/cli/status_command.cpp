@@ -17,6 +17,7 @@ Result<nlohmann::ordered_json> interface_status(const std::string& iface) {
   if (!cfg) return cfg.error();
   auto ctl = maps->read_control();
   if (!ctl) return ctl.error();
+  const uint64_t now = monotonic_ns();  // next to the heartbeat it is compared with
   auto set = maps->read_active_policy();
   if (!set) return set.error();
   auto stats = maps->read_stats();
@@ -34,7 +35,6 @@ Result<nlohmann::ordered_json> interface_status(const std::string& iface) {
   j["action"] = action_name(cfg->action);
   j["draw"] = draw_name(cfg->draw);
   j["heartbeat_timeout_ms"] = cfg->heartbeat_timeout_ns / 1000000;
-  uint64_t now = monotonic_ns();
   if (ctl->heartbeat_ns == 0) {
     j["heartbeat_age_ms"] = nullptr;
   } else {

@@ -158,11 +158,21 @@ Status Maps::set_ports(const std::vector<PortClass>& ports) const {
 }
 
 Result<std::vector<PortClass>> Maps::read_ports() const {
+  std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);
+  std::vector<edgeshed_port> values(EDGESHED_NUM_PORTS);
+  __u32 count = EDGESHED_NUM_PORTS;
+  __u32 out_batch = 0;
+  bpf_map_batch_opts opts{};
+  opts.sz = sizeof(opts);
+  // One syscall for the table; ENOENT only says the walk reached the end.
+  if (bpf_map_lookup_batch(ports_.get(), nullptr, &out_batch, keys.data(), values.data(), &count,
+                           &opts) != 0 &&
+      errno != ENOENT) {
+    return make_error("cannot read port map: " + errno_text(errno));
+  }
   std::vector<PortClass> out;
-  for (uint32_t port = 0; port < EDGESHED_NUM_PORTS; ++port) {
-    edgeshed_port v{};
-    if (auto s = lookup(ports_, &port, &v, "port map"); !s) return s.error();
-    if (v.protected_port) out.push_back({static_cast<uint16_t>(port), v.class_id});
+  for (__u32 i = 0; i < count; ++i) {
+    if (values[i].protected_port) out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id});
   }
   return out;
 }

@@ -8,7 +8,7 @@ BUILD := build-sanitize
 CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON
 endif
 
-.PHONY: all deps configure test test-unit bench-dataplane clean format
+.PHONY: all deps configure test test-unit bench-dataplane bench-controller clean format
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -31,6 +31,10 @@ test-unit: all
 bench-dataplane: deps
 	$(MAKE) all
 	$(BUILD)/bench_dataplane
+
+bench-controller: deps
+	$(MAKE) all
+	EDGESHED=$(BUILD)/edgeshed TCP_TOOL=$(BUILD)/tcp_tool bash tests/bench/bench_controller.sh
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' | grep -v '^bpf/')

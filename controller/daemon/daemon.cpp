@@ -171,8 +171,11 @@ void Daemon::tick() {
       for (size_t c = 0; c < law::kNumClasses; ++c) {
         in.inflight[c] += static_cast<uint32_t>((*counts)[c]);
       }
+    } else {
+      errors_.error(iface.name + "/inflight", iface.name + ": " + counts.error().message, now);
     }
     auto stats = iface.maps.read_stats();
+    if (!stats) errors_.error(iface.name + "/stats", iface.name + ": " + stats.error().message, now);
     if (stats) {
       for (size_t c = 0; c < law::kNumClasses; ++c) {
         in.sheds[c] += real_sheds(*stats, c) - real_sheds(iface.last_stats, c);
@@ -201,11 +204,13 @@ void Daemon::tick() {
       auto cfg = iface.maps.read_config();
       if (cfg) {
         cfg->mode = mode;
-        if (auto s = iface.maps.write_config(*cfg); !s) spdlog::error("{}: {}", iface.name, s.error().message);
+        if (auto s = iface.maps.write_config(*cfg); !s) {
+          errors_.error(iface.name + "/mode", iface.name + ": " + s.error().message, now);
+        }
       }
     }
     if (auto s = iface.maps.publish(set, static_cast<uint64_t>(now.count()), salt_); !s) {
-      spdlog::error("{}: {}", iface.name, s.error().message);
+      errors_.error(iface.name + "/publish", iface.name + ": " + s.error().message, now);
     }
   }
   if (mode != mode_written_) {

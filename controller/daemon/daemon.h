@@ -13,6 +13,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "daemon/log_limiter.h"
 #include "dataplane/maps.h"
 #include "law/clock.h"
 #include "law/control_law.h"
@@ -58,6 +59,7 @@ class Daemon {
   uint32_t mode_written_ = EDGESHED_NUM_MODES;  // none yet
   uint32_t mode_logged_ = EDGESHED_NUM_MODES;
   std::chrono::nanoseconds level_since_{0};
+  LogLimiter errors_{std::chrono::seconds(10)};
 };
 
 }  // namespace edgeshed::daemon

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Controller overhead: CPU the daemon spends at its tick with every signal
+# source this build has (in-flight from the data plane, PSI for cpu, memory
+# and io, an injected file), attached to a veth in a lab namespace.
+# Prints figures; asserts nothing.
+source "$(dirname "$0")/../netns/lib.sh"
+SECONDS_TO_RUN=${SECONDS_TO_RUN:-20}
+
+lab_up
+work=$(mktemp -d)
+trap 'rm -rf "$work"; lab_cleanup' EXIT
+echo 0.5 >"$work/injected"
+
+run_one() {
+	local tick=$1 cfg=$work/bench.toml pid t0 t1 c0 c1 hz
+	cat >"$cfg" <<TOML
+[daemon]
+tick = "$tick"
+[dataplane]
+mode = "enforce"
+[[interface]]
+name = "$SRV_IF"
+hook = "xdp-generic"
+[[port]]
+port = 80
+class = "normal"
+[[signal]]
+name = "established"
+kind = "inflight"
+target = 100.0
+[[signal]]
+name = "cpu"
+kind = "psi"
+resource = "cpu"
+target = 50.0
+[[signal]]
+name = "memory"
+kind = "psi"
+resource = "memory"
+target = 20.0
+hard_safety = true
+[[signal]]
+name = "io"
+kind = "psi"
+resource = "io"
+target = 50.0
+[[signal]]
+name = "injected"
+kind = "file"
+path = "$work/injected"
+target = 1.0
+TOML
+	nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$cfg" >"$work/log" 2>&1 &
+	pid=$!
+	LAB_PIDS+=("$pid")
+	sleep 2 # start-up (attach, first ticks) is not steady state
+	hz=$(getconf CLK_TCK)
+	c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	t0=$(date +%s.%N)
+	sleep "$SECONDS_TO_RUN"
+	c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	t1=$(date +%s.%N)
+	kill -TERM "$pid"
+	wait "$pid" || true
+	awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$hz" -v tick="$tick" '
+	BEGIN {
+		wall = t1 - t0; cpu = (c1 - c0) / hz
+		ms = tick; sub(/ms$/, "", ms)
+		ticks = wall * 1000 / ms
+		printf "%-8s %8.1f s %10.3f s %12.3f %12.1f %10.2f%%\n", tick, wall, cpu, cpu * 1000 / wall,
+		       cpu * 1e6 / ticks, 100 * cpu / wall
+	}'
+}
+
+echo "edgeshed controller overhead: 5 signals (inflight, psi cpu/memory/io, file), 1 interface"
+printf "%-8s %10s %12s %12s %12s %11s\n" tick wall "cpu (u+s)" "cpu ms/s" "cpu us/tick" "% of core"
+run_one 100ms
+run_one 10ms
+echo "(/proc/PID/stat utime+stime, ${SECONDS_TO_RUN}s of steady state each; target: under 1% of a core at 100ms)"

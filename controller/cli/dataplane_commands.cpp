@@ -70,8 +70,8 @@ void add_attach_command(CLI::App& app, CommandRunner& run) {
       opts.mode = *parse_mode(args->mode);
       opts.action = *parse_action(args->action);
       opts.draw = *parse_draw(args->draw);
-      opts.heartbeat_timeout_ns = static_cast<uint64_t>(std::llround(args->heartbeat_timeout_ms *
-                                                                      kNsPerMs));
+      opts.heartbeat_timeout_ns =
+          static_cast<uint64_t>(std::llround(args->heartbeat_timeout_ms * kNsPerMs));
       opts.rst_per_sec_per_cpu = args->rst_per_sec;
       if (!args->ports.empty()) {
         std::vector<PortClass> ports;

@@ -13,8 +13,8 @@ namespace {
 int libbpf_to_spdlog(libbpf_print_level level, const char* fmt, va_list args) {
   char line[1024];
   int n = vsnprintf(line, sizeof(line), fmt, args);
-  std::string_view text(line, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof(line) - 1)
-                                    : 0);
+  std::string_view text(line,
+                        n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof(line) - 1) : 0);
   while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
   // bpf_tc_hook_create on an interface that already has clsact: expected.
   if (text.find("Exclusivity flag on") != std::string_view::npos) level = LIBBPF_DEBUG;

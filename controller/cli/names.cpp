@@ -8,14 +8,15 @@ namespace edgeshed {
 namespace {
 
 constexpr std::array<std::string_view, EDGESHED_NUM_CLASSES> kClasses = {"critical", "normal",
-                                                                          "background"};
+                                                                         "background"};
 constexpr std::array<std::string_view, EDGESHED_NUM_MODES> kModes = {"off", "observe", "enforce"};
 constexpr std::array<std::string_view, EDGESHED_NUM_ACTIONS> kActions = {"drop", "rst"};
 constexpr std::array<std::string_view, EDGESHED_NUM_DRAWS> kDraws = {"source_hash", "random"};
 constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {
-    "admitted",         "shed_cap",   "shed_fraction", "shed_rate",     "would_shed_cap",
-    "would_shed_fraction", "would_shed_rate", "fail_open", "pass_mode_off", "rst_sent",
-    "rst_capped"};
+    "admitted",        "shed_cap",       "shed_fraction",
+    "shed_rate",       "would_shed_cap", "would_shed_fraction",
+    "would_shed_rate", "fail_open",      "pass_mode_off",
+    "rst_sent",        "rst_capped"};
 constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlobalCounters = {
     "unparsed", "fragment", "unprotected", "no_policy", "rst_failed"};
 

@@ -71,8 +71,8 @@ void print_text(const nlohmann::ordered_json& j) {
             << ", mode " << j["mode"].get<std::string>() << ", action "
             << j["action"].get<std::string>() << ", ABI " << j["abi_version"] << "\n";
   if (j["fail_open"].get<bool>()) {
-    std::cout << "  FAIL-OPEN: no controller heartbeat within "
-              << j["heartbeat_timeout_ms"] << " ms (is `edgeshed run` running?)\n";
+    std::cout << "  FAIL-OPEN: no controller heartbeat within " << j["heartbeat_timeout_ms"]
+              << " ms (is `edgeshed run` running?)\n";
   }
   std::cout << "  ports:";
   for (const auto& p : j.value("ports", nlohmann::ordered_json::array())) {
@@ -113,7 +113,8 @@ void add_status_command(CLI::App& app, CommandRunner& run) {
           ifaces.push_back(e.path().filename().string());
         }
       }
-      if (ifaces.empty()) return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT ")");
+      if (ifaces.empty())
+        return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT ")");
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
       for (const auto& iface : ifaces) {
         auto s = interface_status(iface);

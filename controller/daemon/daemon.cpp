@@ -149,10 +149,9 @@ void Daemon::log_signal_changes() {
     }
     if (s.stale != was_stale_[i] && s.has_sample) {
       if (s.stale) {
-        spdlog::warn("signal {} is stale: no sample for over {} ms; ignored for escalation",
-                     s.config.name,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(s.config.stale_after)
-                         .count());
+        spdlog::warn(
+            "signal {} is stale: no sample for over {} ms; ignored for escalation", s.config.name,
+            std::chrono::duration_cast<std::chrono::milliseconds>(s.config.stale_after).count());
       }
       was_stale_[i] = s.stale;
     }
@@ -175,7 +174,8 @@ void Daemon::tick() {
       errors_.error(iface.name + "/inflight", iface.name + ": " + counts.error().message, now);
     }
     auto stats = iface.maps.read_stats();
-    if (!stats) errors_.error(iface.name + "/stats", iface.name + ": " + stats.error().message, now);
+    if (!stats)
+      errors_.error(iface.name + "/stats", iface.name + ": " + stats.error().message, now);
     if (stats) {
       for (size_t c = 0; c < law::kNumClasses; ++c) {
         in.sheds[c] += real_sheds(*stats, c) - real_sheds(iface.last_stats, c);
@@ -257,8 +257,10 @@ void Daemon::reload() {
 void Daemon::stop() {
   for (auto& iface : interfaces_) {
     if (config_.daemon.on_exit == config::OnExit::kDetach) {
-      if (auto s = detach(iface.name); !s) spdlog::error("{}", s.error().message);
-      else spdlog::info("detached from {}", iface.name);
+      if (auto s = detach(iface.name); !s)
+        spdlog::error("{}", s.error().message);
+      else
+        spdlog::info("detached from {}", iface.name);
       continue;
     }
     // Admit everything now rather than after the heartbeat timeout.

@@ -23,8 +23,8 @@ edgeshed_class_policy to_abi(const law::ClassPolicy& p) {
 edgeshed_policy_set to_policy_set(const law::Decision& decision, uint64_t generation) {
   edgeshed_policy_set set{};
   for (auto c : law::kAllClasses) {
-    set.cls[law::index_of(c)] = decision.fail_open ? edgeshed_class_policy{}
-                                                   : to_abi(decision.policy(c));
+    set.cls[law::index_of(c)] =
+        decision.fail_open ? edgeshed_class_policy{} : to_abi(decision.policy(c));
   }
   set.level = static_cast<uint32_t>(decision.level);
   set.generation = generation;

@@ -34,7 +34,7 @@ Status require_root() {
 }
 
 Status ensure_bpffs() {
-  struct statfs st{};
+  struct statfs st {};
   if (statfs(kBpfFsRoot, &st) == 0 && st.f_type == kBpfFsMagic) return {};
   if (mount("bpf", kBpfFsRoot, "bpf", 0, "mode=0700") != 0) {
     return make_error(std::string("bpffs unavailable: cannot mount it on ") + kBpfFsRoot + ": " +
@@ -81,9 +81,8 @@ Status check_xdp_free(int ifindex, const std::string& iface) {
   q.sz = sizeof(q);
   if (bpf_xdp_query(ifindex, 0, &q) != 0) return {};  // old kernel: let attach say
   if (q.prog_id != 0) {
-    return make_error("another XDP program (id " + std::to_string(q.prog_id) +
-                      ") is attached to " + iface +
-                      "; edgeshed will not replace it (remove it, or use --hook tc)");
+    return make_error("another XDP program (id " + std::to_string(q.prog_id) + ") is attached to " +
+                      iface + "; edgeshed will not replace it (remove it, or use --hook tc)");
   }
   return {};
 }
@@ -232,8 +231,9 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   bool adopted = previous->has_value();
   if (adopted && (*previous)->hook != opts.hook && (*previous)->hook != EDGESHED_HOOK_NONE) {
     return make_error(opts.iface + " is attached at hook " +
-                      std::string(hook_name((*previous)->hook)) + "; run `edgeshed detach --iface " +
-                      opts.iface + "` before attaching at " + std::string(hook_name(opts.hook)));
+                      std::string(hook_name((*previous)->hook)) +
+                      "; run `edgeshed detach --iface " + opts.iface + "` before attaching at " +
+                      std::string(hook_name(opts.hook)));
   }
 
   auto skel = Skeleton::load(dir);

@@ -57,10 +57,14 @@ uint64_t monotonic_ns() {
 Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
   Maps m;
   const std::pair<Fd*, const bpf_map*> all[] = {
-      {&m.config_, skel->maps.es_config},     {&m.control_, skel->maps.es_control},
-      {&m.policy_, skel->maps.es_policy},     {&m.ports_, skel->maps.es_ports},
-      {&m.src4_, skel->maps.es_src4},         {&m.src6_, skel->maps.es_src6},
-      {&m.stats_, skel->maps.es_stats},       {&m.inflight_, skel->maps.es_inflight},
+      {&m.config_, skel->maps.es_config},
+      {&m.control_, skel->maps.es_control},
+      {&m.policy_, skel->maps.es_policy},
+      {&m.ports_, skel->maps.es_ports},
+      {&m.src4_, skel->maps.es_src4},
+      {&m.src6_, skel->maps.es_src6},
+      {&m.stats_, skel->maps.es_stats},
+      {&m.inflight_, skel->maps.es_inflight},
       {&m.inflight_cls_, skel->maps.es_inflight_cls},
   };
   for (auto [fd, map] : all) {
@@ -74,10 +78,14 @@ Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
 Result<Maps> Maps::open_pinned(const std::string& dir) {
   Maps m;
   const std::pair<Fd*, const char*> all[] = {
-      {&m.config_, "es_config"}, {&m.control_, "es_control"},
-      {&m.policy_, "es_policy"}, {&m.ports_, "es_ports"},
-      {&m.src4_, "es_src4"},     {&m.src6_, "es_src6"},
-      {&m.stats_, "es_stats"},   {&m.inflight_, "es_inflight"},
+      {&m.config_, "es_config"},
+      {&m.control_, "es_control"},
+      {&m.policy_, "es_policy"},
+      {&m.ports_, "es_ports"},
+      {&m.src4_, "es_src4"},
+      {&m.src6_, "es_src6"},
+      {&m.stats_, "es_stats"},
+      {&m.inflight_, "es_inflight"},
       {&m.inflight_cls_, "es_inflight_cls"},
   };
   for (auto [fd, name] : all) {
@@ -172,7 +180,8 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   }
   std::vector<PortClass> out;
   for (__u32 i = 0; i < count; ++i) {
-    if (values[i].protected_port) out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id});
+    if (values[i].protected_port)
+      out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id});
   }
   return out;
 }

@@ -38,9 +38,12 @@ Result<PsiLine> parse_fields(std::string_view rest) {
     }
     auto v = parse_double(value);
     if (!v) return v.error();
-    if (key == "avg10") line.avg10 = *v, seen |= 1;
-    else if (key == "avg60") line.avg60 = *v, seen |= 2;
-    else if (key == "avg300") line.avg300 = *v, seen |= 4;
+    if (key == "avg10")
+      line.avg10 = *v, seen |= 1;
+    else if (key == "avg60")
+      line.avg60 = *v, seen |= 2;
+    else if (key == "avg300")
+      line.avg300 = *v, seen |= 4;
   }
   if (seen != 15) return make_error("expected avg10, avg60, avg300 and total");
   return line;
@@ -60,9 +63,12 @@ Result<PsiStats> parse_psi(std::string_view text) {
     if (space == std::string::npos) return make_error("line '" + row + "' has no fields");
     auto line = parse_fields(std::string_view(row).substr(space + 1));
     if (!line) return make_error("PSI line '" + row + "': " + line.error().message);
-    if (kind == "some") stats.some = *line, has_some = true;
-    else if (kind == "full") stats.full = *line;
-    else return make_error("PSI line '" + row + "': expected 'some' or 'full'");
+    if (kind == "some")
+      stats.some = *line, has_some = true;
+    else if (kind == "full")
+      stats.full = *line;
+    else
+      return make_error("PSI line '" + row + "': expected 'some' or 'full'");
   }
   if (!has_some) return make_error("no 'some' line in PSI data");
   return stats;

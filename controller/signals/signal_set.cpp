@@ -30,7 +30,8 @@ Result<std::unique_ptr<SignalSource>> make_psi(const config::SignalConfig& cfg) 
     return make_error(cfg.locate("measure") + ": must be \"tick\" or \"avg10\"");
   }
   auto cgroup = cfg.params["cgroup"].value<std::string>();
-  std::string path = cgroup ? *cgroup + "/" + *resource + ".pressure" : "/proc/pressure/" + *resource;
+  std::string path =
+      cgroup ? *cgroup + "/" + *resource + ".pressure" : "/proc/pressure/" + *resource;
   return std::unique_ptr<SignalSource>(std::make_unique<PsiSignal>(
       path, line == "full" ? PsiSignal::Line::kFull : PsiSignal::Line::kSome,
       measure == "avg10" ? PsiSignal::Measure::kAvg10 : PsiSignal::Measure::kTick));
@@ -46,13 +47,14 @@ Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cf
       return std::unique_ptr<SignalSource>(
           std::make_unique<ConstantSignal>(cfg.params["value"].value_or(0.0)));
     case config::SignalKind::kInflight:
-      return std::unique_ptr<SignalSource>(std::make_unique<InflightSignal>(readers.inflight_total));
+      return std::unique_ptr<SignalSource>(
+          std::make_unique<InflightSignal>(readers.inflight_total));
     case config::SignalKind::kPsi:
       return make_psi(cfg);
     default:
-      return make_error(cfg.locate("kind") + ": signal kind '" +
-                        std::string(config::to_string(cfg.kind)) +
-                        "' is not available in this build (available: inflight, psi, file, synthetic)");
+      return make_error(
+          cfg.locate("kind") + ": signal kind '" + std::string(config::to_string(cfg.kind)) +
+          "' is not available in this build (available: inflight, psi, file, synthetic)");
   }
 }
 
@@ -85,8 +87,8 @@ std::vector<law::SignalReading> SignalSet::sample(std::chrono::nanoseconds now) 
       s.last_error = sample.error().message;
     }
     s.stale = !s.has_sample || now - s.last_good.taken > s.config.stale_after;
-    readings.push_back({s.config.name, s.last_good.value, s.config.target, s.config.hard_safety,
-                        s.stale});
+    readings.push_back(
+        {s.config.name, s.last_good.value, s.config.target, s.config.hard_safety, s.stale});
   }
   return readings;
 }

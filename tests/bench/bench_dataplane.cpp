@@ -118,7 +118,8 @@ int main() {
     int baseline_fd;
   };
   const Hook hooks[] = {
-      {"xdp", bpf_program__fd((*skel)->progs.edgeshed_xdp), bpf_program__fd(base->progs.baseline_xdp)},
+      {"xdp", bpf_program__fd((*skel)->progs.edgeshed_xdp),
+       bpf_program__fd(base->progs.baseline_xdp)},
       {"tc", bpf_program__fd((*skel)->progs.edgeshed_tc), bpf_program__fd(base->progs.baseline_tc)},
   };
 
@@ -167,6 +168,7 @@ int main() {
     std::printf("%-40s %10.0f %8.2f %10.0f %8.2f\n", c.name.c_str(), ns[0], ns[0] / b[0], ns[1],
                 ns[1] / b[1]);
   }
-  std::printf("\nratios: to the baseline of the same hook and repeat mode; the kernel reports whole ns\n");
+  std::printf(
+      "\nratios: to the baseline of the same hook and repeat mode; the kernel reports whole ns\n");
   return 0;
 }

@@ -24,7 +24,8 @@ class DecisionTest : public ::testing::TestWithParam<Entry> {
 };
 
 TEST_P(DecisionTest, AllZeroPolicyAdmitsEverything) {
-  for (uint16_t port : {kNormalPort, kCriticalPort, kBackgroundPort}) EXPECT_EQ(syn(port), Verdict::kPass);
+  for (uint16_t port : {kNormalPort, kCriticalPort, kBackgroundPort})
+    EXPECT_EQ(syn(port), Verdict::kPass);
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
   EXPECT_EQ(count(EDGESHED_CLASS_CRITICAL, EDGESHED_CTR_ADMITTED), 1u);
   EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_ADMITTED), 1u);
@@ -88,9 +89,7 @@ TEST_P(DecisionTest, ShedFractionAllAndNone) {
   EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_SHED_FRAC), 1u);
 }
 
-std::string source(int i) {
-  return "198.51.100." + std::to_string(i % 250 + 1);
-}
+std::string source(int i) { return "198.51.100." + std::to_string(i % 250 + 1); }
 
 TEST_P(DecisionTest, SourceHashIsConsistentPerClientAndSplitsClients) {
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/1);
@@ -100,7 +99,7 @@ TEST_P(DecisionTest, SourceHashIsConsistentPerClientAndSplitsClients) {
     for (int k = 0; k < 3; ++k) EXPECT_EQ(syn(kNormalPort, source(i)), first) << source(i);
     shed += first == Verdict::kDrop;
   }
-  EXPECT_GT(shed, 80);   // half of 250, with a wide margin
+  EXPECT_GT(shed, 80);  // half of 250, with a wide margin
   EXPECT_LT(shed, 170);
 
   // A new salt draws a new set of clients.
@@ -189,14 +188,15 @@ TEST_P(DecisionTest, RstActionAnswersAndIsBudgeted) {
 
 TEST_P(DecisionTest, SourcePrefixOverridesThePortClass) {
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("192.0.2.0/24").value(), EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("192.0.2.0/24").value(),
+                                    EDGESHED_CLASS_CRITICAL));
   ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("2001:db8:1::/48").value(),
                                     EDGESHED_CLASS_CRITICAL));
   EXPECT_EQ(dp_.config().src4_prefixes, 1u);
   EXPECT_EQ(dp_.config().src6_prefixes, 1u);
 
-  EXPECT_EQ(syn(kNormalPort, "192.0.2.77"), Verdict::kPass);      // health checker
-  EXPECT_EQ(syn(kNormalPort, "198.51.100.77"), Verdict::kDrop);   // everyone else
+  EXPECT_EQ(syn(kNormalPort, "192.0.2.77"), Verdict::kPass);     // health checker
+  EXPECT_EQ(syn(kNormalPort, "198.51.100.77"), Verdict::kDrop);  // everyone else
   auto v6 = [&](const std::string& src) {
     return dp_.run(GetParam(), PacketBuilder::syn_v6(40000, kNormalPort, src).build()).verdict;
   };

@@ -42,8 +42,7 @@ TEST_P(ParseTest, SynsToProtectedPortsAreDecided) {
   expect(PacketBuilder::syn_v4().vlan(kQ, 10).vlan(kQ, 20).build(), Verdict::kDrop,
          "v4, two 802.1Q tags");
   expect(PacketBuilder::syn_v4(40000, kCriticalPort).build(), Verdict::kDrop, "critical port");
-  expect(PacketBuilder::syn_v4(40000, kBackgroundPort).build(), Verdict::kDrop,
-         "background port");
+  expect(PacketBuilder::syn_v4(40000, kBackgroundPort).build(), Verdict::kDrop, "background port");
 }
 
 TEST_P(ParseTest, SynWithoutOptionsAndWithPayloadIsDecided) {
@@ -54,8 +53,8 @@ TEST_P(ParseTest, SynWithoutOptionsAndWithPayloadIsDecided) {
   TcpSpec with_data;
   with_data.options = syn_options();
   with_data.payload = Bytes(100, 'x');
-  expect(PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(with_data).build(),
-         Verdict::kDrop, "SYN with payload (fast open)");
+  expect(PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(with_data).build(), Verdict::kDrop,
+         "SYN with payload (fast open)");
 }
 
 TEST_P(ParseTest, SynToUnprotectedPortPassesAndIsCounted) {
@@ -67,8 +66,8 @@ TEST_P(ParseTest, SynToUnprotectedPortPassesAndIsCounted) {
 
 TEST_P(ParseTest, EveryOtherTcpSegmentPasses) {
   const std::pair<uint8_t, const char*> segments[] = {
-      {kSyn | kAck, "SYN-ACK"}, {kAck, "ACK"},          {kRst, "RST"},
-      {kRst | kAck, "RST-ACK"}, {kFin | kAck, "FIN"},   {kPsh | kAck, "data"},
+      {kSyn | kAck, "SYN-ACK"}, {kAck, "ACK"},        {kRst, "RST"},
+      {kRst | kAck, "RST-ACK"}, {kFin | kAck, "FIN"}, {kPsh | kAck, "data"},
       {kAck | kUrg, "URG"},     {0, "no flags"},
   };
   for (auto [flags, name] : segments) {

@@ -130,7 +130,8 @@ TEST_F(TrackerTest, SourcePrefixClassAndDualStackListener) {
   uint16_t port;
   Fd listener = listen_on_loopback(AF_INET6, &port);  // v4 clients arrive v4-mapped
   protect(port, EDGESHED_CLASS_NORMAL);
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("127.0.0.0/8").value(), EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("127.0.0.0/8").value(),
+                                    EDGESHED_CLASS_CRITICAL));
 
   std::vector<Fd> clients;
   for (int i = 0; i < 4; ++i) clients.push_back(connect_v4(port));

@@ -96,7 +96,8 @@ int connect_once(const char* host, const char* port, int timeout_ms) {
 
 int main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "serve" && argc >= 3) return serve(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 60);
+  if (cmd == "serve" && argc >= 3)
+    return serve(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 60);
   if (cmd == "connect" && argc >= 4) {
     return connect_once(argv[2], argv[3], argc > 4 ? std::atoi(argv[4]) : 1000);
   }

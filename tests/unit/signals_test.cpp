@@ -83,20 +83,21 @@ class TempFile {
 
 TEST(PsiSignalSource, FirstSampleIsAvg10ThenTheTickShare) {
   TempFile f;
-  f.write("some avg10=3.00 avg60=0 avg300=0 total=1000000\nfull avg10=1 avg60=0 avg300=0 total=0\n");
+  f.write(
+      "some avg10=3.00 avg60=0 avg300=0 total=1000000\nfull avg10=1 avg60=0 avg300=0 total=0\n");
   PsiSignal psi(f.path(), PsiSignal::Line::kSome, PsiSignal::Measure::kTick);
   auto first = psi.sample(seconds(10));
   ASSERT_TRUE(first);
   EXPECT_DOUBLE_EQ(first->value, 3.0);
-  f.write("some avg10=3.00 avg60=0 avg300=0 total=1050000\nfull avg10=1 avg60=0 avg300=0 total=0\n");
+  f.write(
+      "some avg10=3.00 avg60=0 avg300=0 total=1050000\nfull avg10=1 avg60=0 avg300=0 total=0\n");
   auto second = psi.sample(seconds(10) + milliseconds(100));
   ASSERT_TRUE(second);
   EXPECT_DOUBLE_EQ(second->value, 50.0);
 }
 
 TEST(PsiSignalSource, MissingFileSaysPsiMayBeDisabled) {
-  PsiSignal psi("/nonexistent/pressure/memory", PsiSignal::Line::kSome,
-                PsiSignal::Measure::kTick);
+  PsiSignal psi("/nonexistent/pressure/memory", PsiSignal::Line::kSome, PsiSignal::Measure::kTick);
   auto s = psi.sample(seconds(1));
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("PSI disabled?"), std::string::npos) << s.error().message;

@@ -427,7 +427,7 @@ enum AlgorithmMask : unsigned {
   kGradientOnly = 1u << 2,
 };
 
-void parse_limit(TableReader& reader, law::LimitConfig& limit) {
+void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal) {
   reader.choice("algorithm", limit.algorithm,
                 {{"static", law::LimitAlgorithmKind::kStatic},
                  {"aimd", law::LimitAlgorithmKind::kAimd},
@@ -438,6 +438,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit) {
   // Keys of another algorithm than the chosen one are errors: they would do nothing.
   const std::initializer_list<std::pair<std::string_view, unsigned>> keys = {
       {"initial", kStaticOnly | kAimdOnly | kGradientOnly},
+      {"latency_signal", kStaticOnly | kAimdOnly | kGradientOnly},
       {"min", kAimdOnly | kGradientOnly},
       {"max", kAimdOnly | kGradientOnly},
       {"latency_threshold", kAimdOnly},
@@ -450,6 +451,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit) {
       {"max_increase_per_tick", kGradientOnly},
       {"max_decrease_per_tick", kGradientOnly},
   };
+  reader.string("latency_signal", latency_signal);
   bool valid = true;
   for (const auto& [key, algorithms] : keys) {
     reader.allow(key);
@@ -637,13 +639,21 @@ Config parse_document(const toml::table& document, std::string_view source_name,
   }
   if (const toml::table* table = root.table("limit")) {
     TableReader reader(errors, *table, "limit");
-    parse_limit(reader, config.limit);
+    parse_limit(reader, config.limit, config.latency_signal);
   }
   {
     std::map<std::string, std::string> seen;
     for_each_entry(root, "signal", [&](TableReader& reader) {
       parse_signal(reader, source_name, config.daemon, config.signals, seen);
     });
+  }
+  if (!config.latency_signal.empty()) {
+    bool found = std::any_of(config.signals.begin(), config.signals.end(),
+                             [&](const SignalConfig& s) { return s.name == config.latency_signal; });
+    if (!found) {
+      TableReader reader(errors, *root.table("limit"), "limit");
+      reader.invalid("latency_signal", "names no configured [[signal]]");
+    }
   }
   root.reject_unknown_keys();
   return config;

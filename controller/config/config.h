@@ -114,6 +114,9 @@ struct Config {
   law::LevelMachineConfig levels;
   law::PolicyTable policy = law::default_policy_table();
   law::LimitConfig limit;
+  // The signal whose value (seconds) is the observed latency that the limit
+  // algorithm adapts to, e.g. a probe's connect time; empty: none.
+  std::string latency_signal;
   std::vector<SignalConfig> signals;
   law::CriticalFloor critical_floor;
   uint32_t critical_cap = law::kUnlimited;  // default cap of critical at level critical

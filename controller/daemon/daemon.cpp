@@ -163,6 +163,9 @@ void Daemon::tick() {
   law::TickInputs in;
   in.signals = signals_->sample(now);
   log_signal_changes();
+  for (const auto& r : in.signals) {
+    if (r.name == config_.latency_signal && !r.stale) in.latency_seconds = r.value;
+  }
 
   for (auto& iface : interfaces_) {
     auto counts = iface.maps.read_inflight_classes();

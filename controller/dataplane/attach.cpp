@@ -277,22 +277,24 @@ Status detach(const std::string& iface) {
   std::string dir = pin_dir_for(iface);
   if (!exists(dir)) return make_error("nothing attached on " + iface + " (no " + dir + ")");
 
-  // Read what to undo without insisting on our ABI: detach is also how an
-  // operator removes a data plane of another version.
+  // Detach is also how an operator removes a data plane of another version,
+  // so only a config of our ABI is trusted for what to undo; otherwise the
+  // filter is removed by its handle and a clsact qdisc is left alone.
   edgeshed_config cfg{};
   if (Fd fd(bpf_obj_get((dir + "/es_config").c_str())); fd.valid()) {
     uint32_t zero = 0;
     bpf_map_lookup_elem(fd.get(), &zero, &cfg);
   }
-  std::string problems;
+  const bool our_abi = cfg.abi_version == EDGESHED_ABI_VERSION;
+  std::string problems, notes;
   unsigned idx = if_nametoindex(iface.c_str());
-  if (cfg.hook == EDGESHED_HOOK_TC && idx != 0) {
+  if (idx != 0 && (cfg.hook == EDGESHED_HOOK_TC || !our_abi)) {
     bpf_tc_hook hook = tc_ingress_hook(static_cast<int>(idx));
     bpf_tc_opts fo = tc_filter_opts();
-    if (int e = bpf_tc_detach(&hook, &fo); e != 0 && e != -ENOENT) {
+    if (int e = bpf_tc_detach(&hook, &fo); e != 0 && e != -ENOENT && e != -EINVAL) {
       problems += " tc filter: " + errno_text(e) + ";";
     }
-    if (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC) {
+    if (our_abi && (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC)) {
       hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
       if (int e = bpf_tc_hook_destroy(&hook); e != 0 && e != -ENOENT) {
         problems += " clsact qdisc: " + errno_text(e) + ";";

@@ -100,7 +100,7 @@ Result<Maps> Maps::open_pinned(const std::string& dir) {
     return make_error("the data plane pinned in " + dir + " has ABI version " +
                       std::to_string(cfg->abi_version) + ", this edgeshed speaks " +
                       std::to_string(EDGESHED_ABI_VERSION) +
-                      "; run `edgeshed detach` with the old version, then attach again");
+                      "; run `edgeshed detach` on that interface first (it removes any version), then attach again");
   }
   return m;
 }

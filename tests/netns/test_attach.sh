@@ -64,6 +64,37 @@ for hook in xdp xdp-generic tc; do
 	pass "$hook: detached, nothing left"
 done
 
+# Not root: refused before anything is touched.
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$EDGESHED" attach --iface "$SRV_IF" --port $PORT 2>&1) &&
+	fail "attach as nobody succeeded"
+grep -q "must run as root" <<<"$out" || fail "unclear refusal: $out"
+pass "not root: $out"
+
+# A device without native XDP (the namespace's loopback): the error says
+# which hooks to use instead.
+if [ ! -e /sys/fs/bpf/edgeshed/lo ]; then
+	out=$(in_srv "$EDGESHED" attach --iface lo --hook xdp --port $PORT 2>&1) &&
+		fail "native XDP on loopback succeeded"
+	grep -q "hook unsupported" <<<"$out" || fail "unclear error: $out"
+	[ ! -e "/sys/fs/bpf/edgeshed/lo" ] || fail "failed attach left pins"
+	pass "native XDP unsupported: $out"
+fi
+
+# A pinned data plane of another ABI is refused, never misread, and detach
+# still removes it.
+in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook tc --port $PORT >/dev/null
+bpftool map update pinned "/sys/fs/bpf/edgeshed/$SRV_IF/es_config" key 0 0 0 0 \
+	value 99 $(printf '0 %.0s' $(seq 47))
+out=$(in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook tc --port $PORT 2>&1) &&
+	fail "attach over another ABI succeeded"
+grep -q "ABI version 99" <<<"$out" && grep -q "edgeshed detach" <<<"$out" || fail "unclear ABI refusal: $out"
+out2=$("$EDGESHED" status --iface "$SRV_IF" 2>&1) && fail "status read another ABI's maps"
+in_srv "$EDGESHED" detach --iface "$SRV_IF" >/dev/null
+[ ! -e "/sys/fs/bpf/edgeshed/$SRV_IF" ] || fail "detach left another ABI's pins"
+in_srv tc filter show dev "$SRV_IF" ingress | grep -q edgeshed && fail "detach left another ABI's filter"
+in_srv tc qdisc del dev "$SRV_IF" clsact  # its owner flag was not trusted: left in place
+pass "other ABI refused: $out"
+
 # A clsact qdisc that was there before edgeshed stays after it.
 in_srv tc qdisc add dev "$SRV_IF" clsact
 in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook tc --port $PORT >/dev/null

@@ -652,6 +652,20 @@ TEST(ConfigErrorTest, UnknownLimitAlgorithm) {
             "\"gradient\"");
 }
 
+TEST(ConfigErrorTest, LatencySignalMustNameASignal) {
+  EXPECT_EQ(error_of("[limit]\nlatency_signal = \"probe\"\n"),
+            "edgeshed.toml:2:1: limit.latency_signal = \"probe\": names no configured [[signal]]");
+}
+
+TEST(ConfigTest, LatencySignalNamesTheLimitsInput) {
+  auto cfg = parse_config(
+      "[limit]\nlatency_signal = \"probe\"\n[[signal]]\nname = \"probe\"\nkind = \"file\"\n"
+      "path = \"/run/x\"\ntarget = 0.05\n",
+      "edgeshed.toml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->latency_signal, "probe");
+}
+
 TEST(ConfigErrorTest, KeyOfAnotherAlgorithm) {
   EXPECT_EQ(error_of("[limit]\nalgorithm = \"aimd\"\ntolerance = 0.3\n"),
             "edgeshed.toml:3:1: limit.tolerance = 0.3: only valid with algorithm = \"gradient\"");

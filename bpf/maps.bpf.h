@@ -7,6 +7,8 @@
 #include <bpf/bpf_helpers.h>
 #include <edgeshed/abi.h>
 
+#include "shared_maps.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -27,13 +29,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct edgeshed_policy_set);
 } es_policy SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, EDGESHED_NUM_PORTS);
-	__type(key, __u32);
-	__type(value, struct edgeshed_port);
-} es_ports SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -103,21 +98,5 @@ struct {
 	__type(key, __u32);
 	__type(value, struct edgeshed_rst_budget);
 } es_rst_budget SEC(".maps");
-
-/* What the tracker remembers of a counted connection. */
-struct edgeshed_sk_state {
-	__u64 established_ns;
-	__u16 port;
-	__u8 class_id;
-	__u8 counted;
-	__u32 _pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct edgeshed_sk_state);
-} es_sk_state SEC(".maps");
 
 #endif /* EDGESHED_MAPS_BPF_H */

@@ -198,6 +198,27 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_value) == 4, "class ABI");
  * host byte order), the es_inflight_cls map EDGESHED_NUM_CLASSES.
  */
 
+/*
+ * Records the accept-queue iterator (iter/tcp) writes, one per socket of a
+ * protected local port: each listener with its queue depth, and each
+ * established connection still waiting in an accept queue with its age.
+ */
+enum edgeshed_aq_kind {
+	EDGESHED_AQ_LISTENER = 1,
+	EDGESHED_AQ_WAITING = 2,
+};
+
+struct edgeshed_aq_record {
+	__u16 port;	      /* local port, host byte order */
+	__u8 kind;	      /* enum edgeshed_aq_kind */
+	__u8 _pad;
+	__u32 depth;	      /* listener: connections in its accept queue */
+	__u32 max_depth;      /* listener: its backlog limit */
+	__u32 _pad2;
+	__u64 waiting_ns;     /* waiting: time since the handshake completed */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_aq_record) == 24, "aq record ABI");
+
 /* Maps and links are pinned under EDGESHED_PIN_ROOT/<iface>/<map name>. */
 #define EDGESHED_PIN_ROOT "/sys/fs/bpf/edgeshed"
 

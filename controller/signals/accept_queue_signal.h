@@ -1,0 +1,49 @@
+// Accept-queue state of the protected ports: how many connections wait for
+// the service to accept them and for how long the oldest has waited (its
+// sojourn time, the queueing-delay signal of CoDel and DAGOR). The numbers
+// come from the data plane's iterator; this class turns them into a value.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "signals/signal_source.h"
+
+namespace edgeshed::signals {
+
+struct PortQueue {
+  uint32_t depth = 0;      // connections in the listeners' accept queues
+  uint32_t max_depth = 0;  // sum of the listeners' backlog limits
+  uint32_t waiting = 0;    // of those, the ones the tracker timestamped
+  uint64_t oldest_ns = 0;  // age of the oldest waiting connection
+};
+
+using QueueSnapshot = std::map<uint16_t, PortQueue>;
+
+class AcceptQueueSignal final : public SignalSource {
+ public:
+  enum class Measure {
+    kSojourn,  // seconds the oldest waiting connection has waited
+    kDepth,    // connections waiting
+    kFill,     // depth / backlog limit, 0..1
+  };
+
+  AcceptQueueSignal(std::function<Result<QueueSnapshot>()> read, Measure measure,
+                    std::optional<uint16_t> port)
+      : read_(std::move(read)), measure_(measure), port_(port) {}
+
+  Result<Sample> sample(std::chrono::nanoseconds now) override;
+
+  // The value of one snapshot: the worst port, or the configured one.
+  static double value_of(const QueueSnapshot& snapshot, Measure measure,
+                         std::optional<uint16_t> port);
+
+ private:
+  std::function<Result<QueueSnapshot>()> read_;
+  Measure measure_;
+  std::optional<uint16_t> port_;
+};
+
+}  // namespace edgeshed::signals

@@ -1,5 +1,8 @@
 // status: what the data plane of an interface is doing, from its pins alone.
+#include <signal.h>
+
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -66,6 +69,40 @@ Result<nlohmann::ordered_json> interface_status(const std::string& iface) {
   return j;
 }
 
+constexpr const char* kDaemonState = "/run/edgeshed/state.json";
+
+// The running daemon's state file, if a daemon is alive to vouch for it.
+nlohmann::ordered_json daemon_state() {
+  std::ifstream in(kDaemonState);
+  if (!in) return nullptr;
+  auto j = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("pid")) return nullptr;
+  if (kill(j["pid"].get<int>(), 0) != 0) return nullptr;  // a crashed daemon's leftover
+  int64_t age = static_cast<int64_t>(monotonic_ns() / 1000000) - j.value("monotonic_ms", 0);
+  j["state_age_ms"] = age;
+  return j;
+}
+
+void print_daemon(const nlohmann::ordered_json& d) {
+  if (d.is_null()) {
+    std::cout << "daemon: not running (showing the pinned data plane only)\n";
+    return;
+  }
+  int64_t since = d["monotonic_ms"].get<int64_t>() - d["level_since_ms"].get<int64_t>();
+  std::cout << "daemon: pid " << d["pid"] << ", level " << d["level"].get<std::string>()
+            << (d["level_pinned"].get<bool>() ? " (pinned)" : "") << " for " << since / 1000
+            << " s, pressure " << d["pressure"] << " (" << d["drivers"].dump() << "), mode "
+            << d["mode"].get<std::string>() << ", adaptive limit " << d["adaptive_limit"] << "\n";
+  for (const auto& s : d["signals"]) {
+    std::cout << "  signal " << s["name"].get<std::string>() << " (" << s["kind"].get<std::string>()
+              << "): value " << s["value"] << ", target " << s["target"] << ", age "
+              << s["age_ms"] << " ms" << (s["stale"].get<bool>() ? ", STALE" : "")
+              << (s["hard_safety"].get<bool>() ? ", hard-safety" : "");
+    if (s.contains("error")) std::cout << ", error: " << s["error"].get<std::string>();
+    std::cout << "\n";
+  }
+}
+
 void print_text(const nlohmann::ordered_json& j) {
   std::cout << j["iface"].get<std::string>() << ": hook " << j["hook"].get<std::string>()
             << ", mode " << j["mode"].get<std::string>() << ", action "
@@ -121,9 +158,17 @@ void add_status_command(CLI::App& app, CommandRunner& run) {
         if (!s) return fail(iface + ": " + s.error().message);
         all.push_back(*s);
       }
+      auto daemon = daemon_state();
       if (args->json) {
-        std::cout << (args->iface.empty() ? all.dump(2) : all[0].dump(2)) << "\n";
+        nlohmann::ordered_json out = args->iface.empty() ? all : all[0];
+        if (args->iface.empty()) {
+          out = {{"daemon", daemon}, {"interfaces", all}};
+        } else {
+          out["daemon"] = daemon;
+        }
+        std::cout << out.dump(2) << "\n";
       } else {
+        print_daemon(daemon);
         for (const auto& j : all) print_text(j);
       }
       return 0;

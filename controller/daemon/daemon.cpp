@@ -5,11 +5,13 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <random>
 #include <sstream>
 
 #include "daemon/policy_writer.h"
+#include "daemon/state_file.h"
 #include "dataplane/attach.h"
 #include "dataplane/fd.h"
 
@@ -113,10 +115,40 @@ Status Daemon::apply_dataplane_settings(const config::Config& cfg) {
   return {};
 }
 
+signals::SignalSet::DataplaneReaders Daemon::readers() {
+  signals::SignalSet::DataplaneReaders r;
+  r.inflight_total = [this] { return inflight_total(); };
+  r.accept_queue = [this] { return accept_queue_snapshot(); };
+  return r;
+}
+
+Result<signals::QueueSnapshot> Daemon::accept_queue_snapshot() {
+  if (queue_readers_.empty()) {
+    for (const auto& iface : interfaces_) {
+      auto reader = AcceptQueueReader::open_pinned(pin_dir_for(iface.name));
+      if (!reader) return reader.error();
+      queue_readers_.push_back(std::move(*reader));
+    }
+  }
+  // Each interface has its own protected ports; a port on several sees
+  // the same sockets, so the worst reading of a port stands.
+  signals::QueueSnapshot merged;
+  for (const auto& reader : queue_readers_) {
+    auto snap = reader.read();
+    if (!snap) return snap.error();
+    for (const auto& [port, q] : *snap) {
+      auto& m = merged[port];
+      m.depth = std::max(m.depth, q.depth);
+      m.max_depth = std::max(m.max_depth, q.max_depth);
+      m.waiting = std::max(m.waiting, q.waiting);
+      m.oldest_ns = std::max(m.oldest_ns, q.oldest_ns);
+    }
+  }
+  return merged;
+}
+
 Status Daemon::build_signals(const config::Config& cfg) {
-  signals::SignalSet::DataplaneReaders readers;
-  readers.inflight_total = [this] { return inflight_total(); };
-  auto set = signals::SignalSet::build(cfg.signals, readers);
+  auto set = signals::SignalSet::build(cfg.signals, readers());
   if (!set) return set.error();
   signals_.emplace(std::move(*set));
   was_stale_.assign(cfg.signals.size(), false);
@@ -216,6 +248,11 @@ void Daemon::tick() {
       errors_.error(iface.name + "/publish", iface.name + ": " + s.error().message, now);
     }
   }
+  std::vector<std::string> names;
+  for (const auto& iface : interfaces_) names.push_back(iface.name);
+  auto state = to_json({d, signals_->states(), now, level_since_, names, config_path_});
+  if (auto s = write_state(state); !s) errors_.error("state", s.error().message, now);
+
   if (mode != mode_written_) {
     if (mode != mode_logged_) spdlog::info("data plane mode {}", law::to_string(d.mode));
     mode_written_ = mode_logged_ = mode;
@@ -238,9 +275,7 @@ void Daemon::reload() {
     cfg->interfaces = config_.interfaces;
   }
   // Build everything that can fail before changing anything.
-  signals::SignalSet::DataplaneReaders readers;
-  readers.inflight_total = [this] { return inflight_total(); };
-  auto new_signals = signals::SignalSet::build(cfg->signals, readers);
+  auto new_signals = signals::SignalSet::build(cfg->signals, readers());
   if (!new_signals) {
     spdlog::error("reload refused, keeping the running config: {}", new_signals.error().message);
     return;
@@ -258,6 +293,7 @@ void Daemon::reload() {
 }
 
 void Daemon::stop() {
+  std::remove(kStateFile);  // status must not show a stopped daemon as running
   for (auto& iface : interfaces_) {
     if (config_.daemon.on_exit == config::OnExit::kDetach) {
       if (auto s = detach(iface.name); !s)

@@ -14,6 +14,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "daemon/log_limiter.h"
+#include "dataplane/accept_queue.h"
 #include "dataplane/maps.h"
 #include "law/clock.h"
 #include "law/control_law.h"
@@ -44,6 +45,8 @@ class Daemon {
   void stop();
   void log_signal_changes();
   Result<double> inflight_total() const;
+  Result<signals::QueueSnapshot> accept_queue_snapshot();
+  signals::SignalSet::DataplaneReaders readers();
 
   std::string config_path_;
   config::Config config_;
@@ -51,6 +54,8 @@ class Daemon {
   std::unique_ptr<law::ControlLaw> law_;
   std::optional<signals::SignalSet> signals_;
   std::vector<Interface> interfaces_;
+  // Opened on first use: only an accept_queue signal needs the iterator.
+  std::vector<AcceptQueueReader> queue_readers_;
   std::vector<bool> was_stale_;
   std::vector<std::string> last_error_;
   uint64_t generation_ = 0;

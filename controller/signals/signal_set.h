@@ -11,6 +11,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "law/pressure.h"
+#include "signals/accept_queue_signal.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -30,6 +31,7 @@ class SignalSet {
   // Where sources that read the data plane get their numbers.
   struct DataplaneReaders {
     std::function<Result<double>()> inflight_total;
+    std::function<Result<QueueSnapshot>()> accept_queue;
   };
 
   static Result<SignalSet> build(const std::vector<config::SignalConfig>& configs,

@@ -8,7 +8,7 @@ BUILD := build-sanitize
 CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON
 endif
 
-.PHONY: all deps configure test test-unit bench-dataplane bench-controller clean format
+.PHONY: all deps configure test test-unit demo bench-dataplane bench-controller clean format
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -27,6 +27,12 @@ test: deps
 
 test-unit: all
 	cd $(BUILD) && ctest --output-on-failure -R '^unit\.'
+
+# The classic overload case without and with edgeshed, in a lab of network
+# namespaces: prints the two runs side by side and plots them.
+demo: deps
+	$(MAKE) all
+	bash scripts/demo.sh
 
 bench-dataplane: deps
 	$(MAKE) all

@@ -14,6 +14,8 @@ packages=(
 	nlohmann-json3-dev libcpp-httplib-dev libsystemd-dev
 	# tests
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
+	# demo and benchmark plots
+	gnuplot-nox
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -60,8 +60,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path) {
   if (cfg->interfaces.empty()) return make_error(config_path + ": no [[interface]] configured");
   spdlog::set_level(spdlog::level::from_str(cfg->daemon.log_level));
   std::unique_ptr<Daemon> d(new Daemon(config_path, std::move(*cfg)));  // private ctor
-  if (auto s = d->attach_all(); !s) return s.error();
+  // Everything that can be refused is checked before the kernel is touched.
   if (auto s = d->build_signals(d->config_); !s) return s.error();
+  if (auto s = d->attach_all(); !s) return s.error();
   d->law_ = std::make_unique<law::LevelControlLaw>(d->config_.law_config(), d->clock_);
   d->salt_ = fresh_salt();
   d->salt_rotated_ = d->clock_.now();

@@ -49,6 +49,10 @@ std::string_view to_string(SignalKind value) {
       return "inflight";
     case SignalKind::kAcceptQueue:
       return "accept_queue";
+    case SignalKind::kDataplane:
+      return "dataplane";
+    case SignalKind::kNetstat:
+      return "netstat";
     case SignalKind::kPsi:
       return "psi";
     case SignalKind::kPrometheus:
@@ -553,6 +557,8 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
   const bool kind_valid = reader.choice("kind", signal.kind,
                                         {{"inflight", SignalKind::kInflight},
                                          {"accept_queue", SignalKind::kAcceptQueue},
+                                         {"dataplane", SignalKind::kDataplane},
+                                         {"netstat", SignalKind::kNetstat},
                                          {"psi", SignalKind::kPsi},
                                          {"prometheus", SignalKind::kPrometheus},
                                          {"probe", SignalKind::kProbe},

@@ -43,7 +43,17 @@ enum class Hook {
   kTc = EDGESHED_HOOK_TC,
 };
 
-enum class SignalKind { kInflight, kAcceptQueue, kPsi, kPrometheus, kProbe, kSynthetic, kFile };
+enum class SignalKind {
+  kInflight,
+  kAcceptQueue,
+  kDataplane,  // SYN, admit and shed rates from the data plane's counters
+  kNetstat,
+  kPsi,
+  kPrometheus,
+  kProbe,
+  kSynthetic,
+  kFile,
+};
 
 std::string_view to_string(OnExit value);
 std::string_view to_string(Action value);

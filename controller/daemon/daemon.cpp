@@ -104,6 +104,18 @@ Status Daemon::apply_dataplane_settings(const config::Config& cfg) {
     for (const auto& p : cfg.prefixes) {
       if (auto s = maps.set_prefix(p.prefix, static_cast<uint32_t>(p.traffic_class)); !s) return s;
     }
+    // A probe must measure the service, not be shed by it: its source is
+    // critical (a probe without `source` uses the host's own address, which
+    // reaches a local service over loopback, past the shedder).
+    for (const auto& sig : cfg.signals) {
+      if (sig.kind != config::SignalKind::kProbe) continue;
+      auto source = sig.params["source"].value<std::string>();
+      if (!source) continue;
+      bool v6 = source->find(':') != std::string::npos;
+      auto prefix = config::parse_ip_prefix(*source + (v6 ? "/128" : "/32"));
+      if (!prefix) return make_error(sig.locate("source") + ": " + prefix.error().message);
+      if (auto s = maps.set_prefix(*prefix, EDGESHED_CLASS_CRITICAL); !s) return s;
+    }
     auto dp = maps.read_config();
     if (!dp) return dp.error();
     dp->action = static_cast<uint32_t>(cfg.dataplane.action);
@@ -120,6 +132,16 @@ signals::SignalSet::DataplaneReaders Daemon::readers() {
   signals::SignalSet::DataplaneReaders r;
   r.inflight_total = [this] { return inflight_total(); };
   r.accept_queue = [this] { return accept_queue_snapshot(); };
+  r.stats = [this]() -> Result<edgeshed_stats> {
+    edgeshed_stats sum{};
+    for (const auto& iface : interfaces_) {
+      auto s = iface.maps.read_stats();
+      if (!s) return s.error();
+      for (int c = 0; c < EDGESHED_NUM_CLASSES; ++c)
+        for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) sum.cls[c][i] += s->cls[c][i];
+    }
+    return sum;
+  };
   return r;
 }
 

@@ -1,8 +1,14 @@
 #include "signals/signal_set.h"
 
+#include "signals/accept_queue_signal.h"
+#include "signals/dataplane_rate_signal.h"
 #include "signals/file_signal.h"
 #include "signals/inflight_signal.h"
+#include "signals/netstat_signal.h"
+#include "signals/probe_signal.h"
+#include "signals/prometheus_signal.h"
 #include "signals/psi_signal.h"
+#include "signals/signal_params.h"
 
 namespace edgeshed::signals {
 namespace {
@@ -37,6 +43,65 @@ Result<std::unique_ptr<SignalSource>> make_psi(const config::SignalConfig& cfg) 
       measure == "avg10" ? PsiSignal::Measure::kAvg10 : PsiSignal::Measure::kTick));
 }
 
+// The concrete factories return their own type, for tests and status.
+template <class T>
+Result<std::unique_ptr<SignalSource>> as_source(Result<std::unique_ptr<T>> made) {
+  if (!made) return made.error();
+  return std::unique_ptr<SignalSource>(std::move(*made));
+}
+
+// [[signal]] kind = "accept_queue": measure = "sojourn" (seconds the oldest
+// waiting connection has waited; default) | "depth" | "fill" (depth/backlog),
+// port = one protected port (default: the worst of them).
+Result<std::unique_ptr<SignalSource>> make_accept_queue(
+    const config::SignalConfig& cfg, const SignalSet::DataplaneReaders& readers) {
+  ParamReader p(cfg, "accept_queue", {"measure", "port"});
+  auto measure = p.string("measure").value_or("sojourn");
+  AcceptQueueSignal::Measure m = AcceptQueueSignal::Measure::kSojourn;
+  if (measure == "depth") {
+    m = AcceptQueueSignal::Measure::kDepth;
+  } else if (measure == "fill") {
+    m = AcceptQueueSignal::Measure::kFill;
+  } else if (measure != "sojourn") {
+    p.invalid("measure", "must be \"sojourn\", \"depth\" or \"fill\"");
+  }
+  std::optional<uint16_t> port;
+  if (p.has("port")) port = static_cast<uint16_t>(p.integer("port", 0, 1, 65535));
+  if (auto s = p.finish(); !s) return s.error();
+  return std::unique_ptr<SignalSource>(
+      std::make_unique<AcceptQueueSignal>(readers.accept_queue, m, port));
+}
+
+// [[signal]] kind = "dataplane": counter = "syn" (default) | "admitted" |
+// "shed" | "would_shed", per second; class = one class (default: all).
+Result<std::unique_ptr<SignalSource>> make_dataplane_rate(
+    const config::SignalConfig& cfg, const SignalSet::DataplaneReaders& readers) {
+  ParamReader p(cfg, "dataplane", {"counter", "class"});
+  auto counter = p.string("counter").value_or("syn");
+  DataplaneRateSignal::Counter c = DataplaneRateSignal::Counter::kSyn;
+  if (counter == "admitted") {
+    c = DataplaneRateSignal::Counter::kAdmitted;
+  } else if (counter == "shed") {
+    c = DataplaneRateSignal::Counter::kShed;
+  } else if (counter == "would_shed") {
+    c = DataplaneRateSignal::Counter::kWouldShed;
+  } else if (counter != "syn") {
+    p.invalid("counter", "must be \"syn\", \"admitted\", \"shed\" or \"would_shed\"");
+  }
+  std::optional<uint32_t> class_id;
+  if (auto name = p.string("class")) {
+    auto parsed = law::parse_traffic_class(*name);
+    if (parsed) {
+      class_id = static_cast<uint32_t>(*parsed);
+    } else {
+      p.invalid("class", parsed.error().message);
+    }
+  }
+  if (auto s = p.finish(); !s) return s.error();
+  return std::unique_ptr<SignalSource>(
+      std::make_unique<DataplaneRateSignal>(readers.stats, c, class_id));
+}
+
 Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cfg,
                                                   const SignalSet::DataplaneReaders& readers) {
   switch (cfg.kind) {
@@ -51,11 +116,18 @@ Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cf
           std::make_unique<InflightSignal>(readers.inflight_total));
     case config::SignalKind::kPsi:
       return make_psi(cfg);
-    default:
-      return make_error(
-          cfg.locate("kind") + ": signal kind '" + std::string(config::to_string(cfg.kind)) +
-          "' is not available in this build (available: inflight, psi, file, synthetic)");
+    case config::SignalKind::kPrometheus:
+      return as_source(make_prometheus_signal(cfg));
+    case config::SignalKind::kProbe:
+      return as_source(make_probe_signal(cfg));
+    case config::SignalKind::kNetstat:
+      return as_source(make_netstat_signal(cfg));
+    case config::SignalKind::kAcceptQueue:
+      return make_accept_queue(cfg, readers);
+    case config::SignalKind::kDataplane:
+      return make_dataplane_rate(cfg, readers);
   }
+  return make_error(cfg.locate("kind") + ": unknown signal kind");
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ class SignalSet {
   struct DataplaneReaders {
     std::function<Result<double>()> inflight_total;
     std::function<Result<QueueSnapshot>()> accept_queue;
+    std::function<Result<edgeshed_stats>()> stats;  // summed over CPUs and interfaces
   };
 
   static Result<SignalSet> build(const std::vector<config::SignalConfig>& configs,

@@ -721,7 +721,8 @@ TEST(ConfigErrorTest, SignalTargetMustBeFinite) {
 TEST(ConfigErrorTest, SignalOfUnknownKind) {
   EXPECT_EQ(error_of("[[signal]]\nname = \"q\"\nkind = \"cpu\"\ntarget = 1\n"),
             "edgeshed.toml:3:1: signal[0].kind = \"cpu\": must be one of \"inflight\", "
-            "\"accept_queue\", \"psi\", \"prometheus\", \"probe\", \"synthetic\", \"file\"");
+            "\"accept_queue\", \"dataplane\", \"netstat\", \"psi\", \"prometheus\", \"probe\", "
+            "\"synthetic\", \"file\"");
 }
 
 TEST(ConfigErrorTest, SignalNames) {

@@ -1,0 +1,130 @@
+#include "signals/netstat.h"
+
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+namespace edgeshed::signals {
+namespace {
+
+std::vector<std::string_view> split_blanks(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
+    std::size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\r') ++i;
+    if (i > start) out.push_back(text.substr(start, i - start));
+  }
+  return out;
+}
+
+struct Line {
+  std::size_t number = 0;
+  std::string_view prefix;  // without the colon
+  std::vector<std::string_view> fields;
+};
+
+Result<Line> split_line(std::string_view text, std::size_t number) {
+  const std::string where = "line " + std::to_string(number) + ": ";
+  std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0 ||
+      text.substr(0, colon).find_first_of(" \t") != std::string_view::npos) {
+    return make_error(where + "expected '<Section>: ...', found '" +
+                      std::string(text.substr(0, 40)) + "'");
+  }
+  return Line{number, text.substr(0, colon), split_blanks(text.substr(colon + 1))};
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+Result<Netstat> parse_netstat(std::string_view text) {
+  std::vector<Line> lines;
+  std::size_t number = 0;
+  while (!text.empty()) {
+    ++number;
+    std::size_t newline = text.find('\n');
+    std::string_view row = text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    if (split_blanks(row).empty()) continue;
+    auto line = split_line(row, number);
+    if (!line) return line.error();
+    lines.push_back(std::move(*line));
+  }
+
+  Netstat out;
+  for (std::size_t i = 0; i < lines.size(); i += 2) {
+    const Line& names = lines[i];
+    const std::string section(names.prefix);
+    if (i + 1 == lines.size()) {
+      return make_error("line " + std::to_string(names.number) + ": " + section +
+                        " names without a values line");
+    }
+    const Line& values = lines[i + 1];
+    const std::string where = "line " + std::to_string(values.number) + ": ";
+    if (values.prefix != names.prefix) {
+      return make_error(where + "expected the values of " + section + ", found '" +
+                        std::string(values.prefix) + ":'");
+    }
+    if (values.fields.size() != names.fields.size()) {
+      return make_error(where + section + " has " + std::to_string(names.fields.size()) +
+                        " names but " + std::to_string(values.fields.size()) + " values");
+    }
+    NetstatSection counters;
+    for (std::size_t f = 0; f < names.fields.size(); ++f) {
+      std::string_view value = values.fields[f];
+      uint64_t parsed = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+      if (ec != std::errc() || end != value.data() + value.size()) {
+        return make_error(where + section + "." + std::string(names.fields[f]) + " = '" +
+                          std::string(value) + "' is not a whole number");
+      }
+      if (!counters.emplace(std::string(names.fields[f]), parsed).second) {
+        return make_error("line " + std::to_string(names.number) + ": " + section + "." +
+                          std::string(names.fields[f]) + " appears twice");
+      }
+    }
+    if (!out.sections.emplace(section, std::move(counters)).second) {
+      return make_error("line " + std::to_string(names.number) + ": section " + section +
+                        " appears twice");
+    }
+  }
+  return out;
+}
+
+Result<uint64_t> find_counter(const Netstat& netstat, std::string_view section,
+                              std::string_view counter) {
+  auto s = netstat.sections.find(section);
+  if (s == netstat.sections.end()) return make_error("no " + std::string(section) + " section");
+  auto c = s->second.find(counter);
+  if (c != s->second.end()) return c->second;
+  std::string message = std::string(section) + " has no counter '" + std::string(counter) + "'";
+  const std::string* closest = nullptr;
+  std::size_t best = 3;  // suggest near misses only
+  for (const auto& [name, value] : s->second) {
+    std::size_t distance = edit_distance(counter, name);
+    if (distance < best) {
+      best = distance;
+      closest = &name;
+    }
+  }
+  if (closest != nullptr) message += " (did you mean '" + *closest + "'?)";
+  return make_error(message);
+}
+
+}  // namespace edgeshed::signals

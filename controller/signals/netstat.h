@@ -1,0 +1,36 @@
+// /proc/net/netstat: the kernel's extended TCP and IP counters, as pairs of
+// lines per section, names then values:
+//   TcpExt: SyncookiesSent SyncookiesRecv ... ListenOverflows ListenDrops ...
+//   TcpExt: 0 0 ... 12 12 ...
+//   IpExt: InNoRoutes ...
+//   IpExt: 0 ...
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace edgeshed::signals {
+
+using NetstatSection = std::map<std::string, uint64_t, std::less<>>;
+
+struct Netstat {
+  std::map<std::string, NetstatSection, std::less<>> sections;  // "TcpExt" -> counters
+};
+
+// Rejects anything but well-formed pairs, naming the line: a names line
+// without its values line, a prefix that differs between the two, a count
+// of names that differs from the count of values, a value that is not a
+// whole number, a section given twice.
+Result<Netstat> parse_netstat(std::string_view text);
+
+// One counter, or an error naming what is missing (and a near miss, for a
+// misspelt counter).
+Result<uint64_t> find_counter(const Netstat& netstat, std::string_view section,
+                              std::string_view counter);
+
+}  // namespace edgeshed::signals

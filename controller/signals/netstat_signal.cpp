@@ -1,0 +1,64 @@
+#include "signals/netstat_signal.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "signals/netstat.h"
+#include "signals/signal_params.h"
+
+namespace edgeshed::signals {
+
+Result<NetstatOptions> netstat_options(const config::SignalConfig& cfg) {
+  ParamReader params(cfg, "netstat", {"counter", "path"});
+  NetstatOptions options;
+  if (auto counter = params.string("counter")) {
+    bool word = !counter->empty() && std::all_of(counter->begin(), counter->end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+    if (word) {
+      options.counter = *counter;
+    } else {
+      params.invalid("counter", "not a counter name (letters, digits and '_')");
+    }
+  }
+  if (auto path = params.string("path")) {
+    if (path->empty()) {
+      params.invalid("path", "must not be empty");
+    } else {
+      options.path = *path;
+    }
+  }
+  if (auto s = params.finish(); !s) return s.error();
+  return options;
+}
+
+Result<Sample> NetstatSignal::sample(std::chrono::nanoseconds now) {
+  std::ifstream in(options_.path);
+  if (!in) return make_error("cannot read " + options_.path + ": " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  auto netstat = parse_netstat(text.str());
+  if (!netstat) return make_error(options_.path + ": " + netstat.error().message);
+  auto count = find_counter(*netstat, "TcpExt", options_.counter);
+  if (!count) return make_error(options_.path + ": " + count.error().message);
+
+  double rate = 0.0;
+  if (previous_ && now > previous_at_ && *count >= *previous_) {
+    double seconds = std::chrono::duration<double>(now - previous_at_).count();
+    rate = static_cast<double>(*count - *previous_) / seconds;
+  }
+  previous_ = *count;
+  previous_at_ = now;
+  return Sample{rate, now};
+}
+
+Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalConfig& cfg) {
+  auto options = netstat_options(cfg);
+  if (!options) return options.error();
+  return std::make_unique<NetstatSignal>(std::move(*options));
+}
+
+}  // namespace edgeshed::signals

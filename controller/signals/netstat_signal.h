@@ -1,0 +1,51 @@
+// [[signal]] kind = "netstat": how fast a kernel TCP counter grows, per
+// second, e.g. ListenDrops: SYNs and handshakes the listener dropped because
+// its accept or SYN queue was full. A rising rate means the service no
+// longer keeps up with its accepts, whatever it says about itself.
+//
+// Keys (all checked; unknown keys are errors):
+//   counter = a TcpExt field of /proc/net/netstat: ListenDrops (default),
+//             ListenOverflows, TCPReqQFullDrop, TCPReqQFullDoCookies, ...
+//             The name is checked against the file at the first sample.
+//   path    = the file to read. Default "/proc/net/netstat", which counts
+//             the daemon's network namespace; /proc/<pid>/net/netstat
+//             counts the namespace of process <pid>.
+//
+// Reading procfs takes microseconds, so this source reads in sample().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "signals/signal_source.h"
+
+namespace edgeshed::signals {
+
+struct NetstatOptions {
+  std::string path = "/proc/net/netstat";
+  std::string counter = "ListenDrops";
+};
+
+Result<NetstatOptions> netstat_options(const config::SignalConfig& cfg);
+
+class NetstatSignal final : public SignalSource {
+ public:
+  explicit NetstatSignal(NetstatOptions options) : options_(std::move(options)) {}
+  // The counter's increase per second since the previous sample; 0 for the
+  // first sample and after the counter went down (a new network namespace).
+  Result<Sample> sample(std::chrono::nanoseconds now) override;
+
+ private:
+  NetstatOptions options_;
+  std::optional<uint64_t> previous_;
+  std::chrono::nanoseconds previous_at_{0};
+};
+
+Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalConfig& cfg);
+
+}  // namespace edgeshed::signals

@@ -1,0 +1,133 @@
+#include "signals/signal_params.h"
+
+#include <algorithm>
+
+#include "config/duration.h"
+#include "config/toml_reader.h"
+
+namespace edgeshed::signals {
+
+ParamReader::ParamReader(const config::SignalConfig& cfg, std::string_view kind,
+                         std::initializer_list<std::string_view> allowed)
+    : cfg_(cfg) {
+  std::string list;
+  for (std::string_view key : allowed) list += (list.empty() ? "" : ", ") + std::string(key);
+  for (const auto& [key, node] : cfg.params) {
+    if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
+      errors_.push_back(cfg.locate(key.str()) + ": unknown key for kind " + std::string(kind) +
+                        " (allowed: " + list + ")");
+    }
+  }
+}
+
+void ParamReader::invalid(std::string_view key, std::string_view message) {
+  const toml::node* node = cfg_.params.get(key);
+  errors_.push_back(cfg_.locate(key) +
+                    (node == nullptr ? "" : " = " + config::describe_value(*node)) + ": " +
+                    std::string(message));
+}
+
+void ParamReader::missing(std::string_view key) {
+  // An absent key has no position; "file:0:0" would send the reader looking.
+  errors_.push_back(cfg_.source_name + ": " + cfg_.path + "." + std::string(key) +
+                    ": required for kind " + std::string(config::to_string(cfg_.kind)));
+}
+
+std::optional<std::string> ParamReader::string(std::string_view key, bool required) {
+  const toml::node* node = cfg_.params.get(key);
+  if (node == nullptr) {
+    if (required) missing(key);
+    return std::nullopt;
+  }
+  if (!node->is_string()) {
+    invalid(key, "must be a string");
+    return std::nullopt;
+  }
+  return node->value<std::string>();
+}
+
+std::chrono::nanoseconds ParamReader::duration(std::string_view key,
+                                               std::chrono::nanoseconds fallback,
+                                               std::chrono::nanoseconds min,
+                                               std::chrono::nanoseconds max) {
+  const toml::node* node = cfg_.params.get(key);
+  if (node == nullptr) return fallback;
+  if (!node->is_string()) {
+    invalid(key, "must be a duration string such as \"100ms\"");
+    return fallback;
+  }
+  auto parsed = config::parse_duration(*node->value<std::string>());
+  if (!parsed) {
+    invalid(key, parsed.error().message);
+    return fallback;
+  }
+  if (*parsed < min || *parsed > max) {
+    invalid(key, "must be " + config::format_duration(min) + ".." + config::format_duration(max));
+    return fallback;
+  }
+  return *parsed;
+}
+
+int64_t ParamReader::integer(std::string_view key, int64_t fallback, int64_t min, int64_t max,
+                             bool required) {
+  const toml::node* node = cfg_.params.get(key);
+  if (node == nullptr) {
+    if (required) missing(key);
+    return fallback;
+  }
+  if (!node->is_integer()) {
+    invalid(key, "must be an integer");
+    return fallback;
+  }
+  int64_t value = *node->value<int64_t>();
+  if (value < min || value > max) {
+    invalid(key, "must be " + std::to_string(min) + ".." + std::to_string(max));
+    return fallback;
+  }
+  return value;
+}
+
+std::optional<double> ParamReader::number(std::string_view key, double min, double max) {
+  const toml::node* node = cfg_.params.get(key);
+  if (node == nullptr) return std::nullopt;
+  if (!node->is_number()) {
+    invalid(key, "must be a number");
+    return std::nullopt;
+  }
+  double value = *node->value<double>();
+  if (!(value >= min && value <= max)) {
+    invalid(key, "must be " + config::format_number(min) + ".." + config::format_number(max));
+    return std::nullopt;
+  }
+  return value;
+}
+
+const toml::table* ParamReader::table(std::string_view key) {
+  const toml::node* node = cfg_.params.get(key);
+  if (node == nullptr) return nullptr;
+  if (!node->is_table()) {
+    invalid(key, "must be a table, e.g. { key = \"value\" }");
+    return nullptr;
+  }
+  return node->as_table();
+}
+
+void ParamReader::check_stale_after(std::chrono::nanoseconds interval,
+                                    std::chrono::nanoseconds timeout) {
+  if (cfg_.stale_after >= interval + timeout) return;
+  errors_.push_back(cfg_.source_name + ": " + cfg_.path + ".stale_after = \"" +
+                    config::format_duration(cfg_.stale_after) +
+                    "\": must be at least interval + timeout (" +
+                    config::format_duration(interval + timeout) + ") for kind " +
+                    std::string(config::to_string(cfg_.kind)) +
+                    ", or each sample goes stale before the next one can arrive");
+}
+
+Status ParamReader::finish() const {
+  if (errors_.empty()) return {};
+  std::string message;
+  for (const std::string& e : errors_) message += (message.empty() ? "" : "\n") + e;
+  return make_error(message);
+}
+
+}  // namespace edgeshed::signals

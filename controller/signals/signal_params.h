@@ -1,0 +1,59 @@
+// Reading the kind-specific keys of a [[signal]] table (SignalConfig::params)
+// for the sources that check their own keys. Like the config parser, it
+// collects every problem of the table, one per line, each starting with
+// SignalConfig::locate(key), and rejects keys it does not know: a misspelt
+// key that silently does nothing is worse than a refusal to start.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+
+namespace edgeshed::signals {
+
+class ParamReader {
+ public:
+  ParamReader(const config::SignalConfig& cfg, std::string_view kind,
+              std::initializer_list<std::string_view> allowed);
+
+  bool has(std::string_view key) const { return cfg_.params.contains(key); }
+
+  // Each returns the default (or nullopt) when the key is absent, and
+  // records an error when it is present but wrong.
+  std::optional<std::string> string(std::string_view key, bool required = false);
+  std::chrono::nanoseconds duration(std::string_view key, std::chrono::nanoseconds fallback,
+                                    std::chrono::nanoseconds min, std::chrono::nanoseconds max);
+  int64_t integer(std::string_view key, int64_t fallback, int64_t min, int64_t max,
+                  bool required = false);
+  std::optional<double> number(std::string_view key, double min, double max);
+  const toml::table* table(std::string_view key);
+
+  // "<file>:<line>:<col>: signal[N].<key> = <value>: <message>"
+  void invalid(std::string_view key, std::string_view message);
+  // For a rule between keys, reported at the first of them.
+  void error(std::string message) { errors_.push_back(std::move(message)); }
+
+  // For sources that measure every `interval` on their own thread: a
+  // stale_after below interval + timeout would make each sample go stale
+  // before the next one could arrive.
+  void check_stale_after(std::chrono::nanoseconds interval, std::chrono::nanoseconds timeout);
+
+  const config::SignalConfig& config() const { return cfg_; }
+  bool ok() const { return errors_.empty(); }
+  Status finish() const;
+
+ private:
+  void missing(std::string_view key);
+
+  const config::SignalConfig& cfg_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace edgeshed::signals

@@ -46,18 +46,7 @@ Result<ProbeOptions> probe_options(const config::SignalConfig& cfg) {
       options.http_path = *path;
     }
   }
-  using std::chrono::milliseconds;
-  options.interval =
-      params.duration("interval", options.interval, milliseconds(10), std::chrono::hours(1));
-  options.timeout =
-      params.duration("timeout", options.timeout, milliseconds(1), std::chrono::minutes(1));
-  if (!params.has("timeout")) {
-    options.timeout = std::min(options.timeout, options.interval);
-  } else if (options.timeout > options.interval) {
-    params.invalid("timeout",
-                   "must not exceed interval (" + config::format_duration(options.interval) + ")");
-  }
-  if (params.ok()) params.check_stale_after(options.interval, options.timeout);
+  params.periodic(options.interval, options.timeout);
   if (auto s = params.finish(); !s) return s.error();
   return options;
 }

@@ -71,20 +71,9 @@ Result<PrometheusOptions> prometheus_options(const config::SignalConfig& cfg) {
       }
     }
   }
-  using std::chrono::milliseconds;
-  options.interval =
-      params.duration("interval", options.interval, milliseconds(10), std::chrono::hours(1));
-  options.timeout =
-      params.duration("timeout", options.timeout, milliseconds(1), std::chrono::minutes(1));
-  if (!params.has("timeout")) {
-    options.timeout = std::min(options.timeout, options.interval);
-  } else if (options.timeout > options.interval) {
-    params.invalid("timeout",
-                   "must not exceed interval (" + config::format_duration(options.interval) + ")");
-  }
+  params.periodic(options.interval, options.timeout);
   options.max_bytes = static_cast<std::size_t>(
       params.integer("max_bytes", static_cast<int64_t>(options.max_bytes), 1024, int64_t{1} << 30));
-  if (params.ok()) params.check_stale_after(options.interval, options.timeout);
   if (auto s = params.finish(); !s) return s.error();
   return options;
 }

@@ -112,6 +112,18 @@ const toml::table* ParamReader::table(std::string_view key) {
   return node->as_table();
 }
 
+void ParamReader::periodic(std::chrono::nanoseconds& interval, std::chrono::nanoseconds& timeout) {
+  using std::chrono::milliseconds;
+  interval = duration("interval", interval, milliseconds(10), std::chrono::hours(1));
+  timeout = duration("timeout", timeout, milliseconds(1), std::chrono::minutes(1));
+  if (!has("timeout")) {
+    timeout = std::min(timeout, interval);
+  } else if (timeout > interval) {
+    invalid("timeout", "must not exceed interval (" + config::format_duration(interval) + ")");
+  }
+  if (ok()) check_stale_after(interval, timeout);
+}
+
 void ParamReader::check_stale_after(std::chrono::nanoseconds interval,
                                     std::chrono::nanoseconds timeout) {
   if (cfg_.stale_after >= interval + timeout) return;

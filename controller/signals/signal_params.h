@@ -45,6 +45,11 @@ class ParamReader {
   // before the next one could arrive.
   void check_stale_after(std::chrono::nanoseconds interval, std::chrono::nanoseconds timeout);
 
+  // `interval` and `timeout` of a periodic source: a timeout longer than the
+  // interval is refused, an absent one is capped at the interval, and
+  // stale_after is checked against both. Updates the two in place.
+  void periodic(std::chrono::nanoseconds& interval, std::chrono::nanoseconds& timeout);
+
   const config::SignalConfig& config() const { return cfg_; }
   bool ok() const { return errors_.empty(); }
   Status finish() const;

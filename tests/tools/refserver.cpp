@@ -12,6 +12,8 @@
 // Threads: one dispatcher (accepts, and watches idle keep-alive connections),
 // --workers workers, one for /stream connections (which hold no slot) and one
 // for /metrics, which therefore answers even when every worker is stuck.
+#include "dataplane/fd.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -52,32 +54,8 @@ constexpr auto kReadTimeout = std::chrono::seconds(5);
 constexpr auto kWriteTimeout = std::chrono::seconds(5);
 constexpr auto kStreamTick = milliseconds(10);
 
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+// The project's owner of a file descriptor.
+using UniqueFd = edgeshed::Fd;
 
 struct Options {
   std::vector<uint16_t> ports;

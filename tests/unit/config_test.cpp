@@ -96,9 +96,10 @@ TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
   EXPECT_EQ(example.ports[1].port, 443);
   ASSERT_EQ(example.prefixes.size(), 2u);
   EXPECT_EQ(example.prefixes[1].prefix.family, IpFamily::kV6);
-  ASSERT_EQ(example.signals.size(), 3u);
-  EXPECT_TRUE(example.signals[1].hard_safety);
-  EXPECT_EQ(example.signals[2].kind, SignalKind::kFile);
+  ASSERT_EQ(example.signals.size(), 4u);
+  EXPECT_EQ(example.signals[1].kind, SignalKind::kAcceptQueue);
+  EXPECT_TRUE(example.signals[2].hard_safety);
+  EXPECT_EQ(example.signals[3].kind, SignalKind::kFile);
 }
 
 TEST(ConfigTest, ReadsEverySection) {
@@ -164,7 +165,9 @@ name = "probe-p90"
 kind = "probe"
 target = 0.05
 stale_after = "2s"
-url = "http://127.0.0.1/health"
+address = "127.0.0.1"
+port = 80
+http_path = "/health"
 
 [[signal]]
 name = "injected"
@@ -224,9 +227,9 @@ path = "/tmp/pressure"
   EXPECT_EQ(probe.kind, SignalKind::kProbe);
   EXPECT_EQ(probe.target, 0.05);
   EXPECT_EQ(probe.stale_after, seconds(2));
-  ASSERT_NE(probe.params.get("url"), nullptr);
-  EXPECT_EQ(probe.params["url"].value_or(std::string()), "http://127.0.0.1/health");
-  EXPECT_EQ(probe.locate("url"), "edgeshed.toml:62:1: signal[0].url");
+  ASSERT_NE(probe.params.get("http_path"), nullptr);
+  EXPECT_EQ(probe.params["http_path"].value_or(std::string()), "/health");
+  EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:64:1: signal[0].http_path");
   EXPECT_EQ(config.signals[1].params["path"].value_or(std::string()), "/tmp/pressure");
 }
 

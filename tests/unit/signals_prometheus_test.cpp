@@ -191,6 +191,37 @@ TEST(PromText, RejectsMalformedInputNamingTheLineAndTheProblem) {
   }
 }
 
+TEST(PromText, MutatedInputIsParsedOrRejectedWithALineNumberNeverCrashes) {
+  const std::string base = fixture("prometheus_example.txt");
+  const char alphabet[] = "{}\"\\=, \n#eE+-.0123456789abcINFNaf_:\t\r";
+  uint32_t state = 12345;  // a fixed LCG: the same inputs on every run
+  auto next = [&state] { return state = state * 1664525u + 1013904223u; };
+  int rejected = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text = base;
+    for (int edits = 1 + next() % 4; edits > 0; --edits) {
+      std::size_t at = next() % text.size();
+      char c = alphabet[next() % (sizeof(alphabet) - 1)];
+      switch (next() % 3) {
+        case 0:
+          text[at] = c;
+          break;
+        case 1:
+          text.insert(at, 1, c);
+          break;
+        default:
+          text.erase(at, 1);
+      }
+    }
+    auto e = parse_prometheus_text(text);
+    if (!e) {
+      ++rejected;
+      EXPECT_EQ(e.error().message.rfind("line ", 0), 0u) << e.error().message;
+    }
+  }
+  EXPECT_GT(rejected, 100);  // the mutations do reach the error paths
+}
+
 TEST(PromText, DistinctLabelValuesAreDistinctSeries) {
   auto e = parse_prometheus_text("a{x=\"1\"} 1\na{x=\"2\"} 2\na 3\n");
   ASSERT_TRUE(e) << e.error().message;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "config/config.h"
@@ -181,6 +182,17 @@ resource = "disk"
   ASSERT_FALSE(set);
   EXPECT_NE(set.error().message.find("t.toml:"), std::string::npos) << set.error().message;
   EXPECT_NE(set.error().message.find("resource"), std::string::npos) << set.error().message;
+}
+
+// The example config is what operators copy: every signal in it must build.
+TEST(SignalSetBuild, EverySignalOfTheExampleConfigBuilds) {
+  auto path = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "examples" /
+              "edgeshed.toml";
+  auto cfg = config::load_config(path.string());
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  auto set = SignalSet::build(cfg->signals, {});
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_EQ(set->states().size(), cfg->signals.size());
 }
 
 TEST(SignalSetBuild, InflightReadsThroughTheDataplaneReader) {

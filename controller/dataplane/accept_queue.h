@@ -19,8 +19,8 @@ class AcceptQueueReader {
   static Result<AcceptQueueReader> open(int ports_fd, int sk_state_fd);
   static Result<AcceptQueueReader> open_pinned(const std::string& pin_dir);
 
-  // One walk over the host's TCP sockets (cost grows with their number:
-  // about a microsecond per thousand idle sockets is typical).
+  // One walk over the host's TCP sockets: its cost grows with their number
+  // (make bench-controller measures the daemon with it).
   Result<signals::QueueSnapshot> read() const;
 
  private:

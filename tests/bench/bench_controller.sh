@@ -45,6 +45,19 @@ kind = "psi"
 resource = "io"
 target = 50.0
 [[signal]]
+name = "accept_queue"
+kind = "accept_queue"
+target = 0.02
+[[signal]]
+name = "syn_rate"
+kind = "dataplane"
+counter = "syn"
+target = 10000.0
+[[signal]]
+name = "listen_drops"
+kind = "netstat"
+target = 10.0
+[[signal]]
 name = "injected"
 kind = "file"
 path = "$work/injected"
@@ -72,7 +85,7 @@ TOML
 	}'
 }
 
-echo "edgeshed controller overhead: 5 signals (inflight, psi cpu/memory/io, file), 1 interface"
+echo "edgeshed controller overhead: 8 signals (inflight, accept_queue, dataplane, netstat, psi cpu/memory/io, file), 1 interface"
 printf "%-8s %10s %12s %12s %12s %11s\n" tick wall "cpu (u+s)" "cpu ms/s" "cpu us/tick" "% of core"
 run_one 100ms
 run_one 10ms

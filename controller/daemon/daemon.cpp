@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -54,7 +55,25 @@ uint64_t real_sheds(const edgeshed_stats& s, size_t cls) {
 Daemon::Daemon(std::string config_path, config::Config config)
     : config_path_(std::move(config_path)), config_(std::move(config)) {}
 
+namespace {
+
+// The signals the tick loop takes from its signalfd. Blocked before any
+// thread starts (probes and scrapes run on threads of their own), since a
+// thread that left them unblocked would die of them instead.
+sigset_t control_signals() {
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGHUP);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  return mask;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path) {
+  const sigset_t mask = control_signals();
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   auto cfg = config::load_config(config_path);
   if (!cfg) return cfg.error();
   if (cfg->interfaces.empty()) return make_error(config_path + ": no [[interface]] configured");
@@ -338,12 +357,7 @@ void Daemon::stop() {
 }
 
 int Daemon::run() {
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGHUP);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  const sigset_t mask = control_signals();
   Fd sigfd(signalfd(-1, &mask, SFD_CLOEXEC));
   Fd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
   if (!sigfd.valid() || !timer.valid()) {

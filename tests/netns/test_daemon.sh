@@ -27,6 +27,19 @@ sed -e "s|^name = \"eth0\"|name = \"$SRV_IF\"|" \
 	-e "s|^path = \"/run/edgeshed/injected-pressure\"|path = \"$injected\"|" \
 	"$EXAMPLES/edgeshed.toml" >"$cfg"
 grep -q "$SRV_IF" "$cfg" && grep -q "$injected" "$cfg" || fail "example config did not take the lab's values"
+# A probe runs on a thread of its own: signals must still reach the loop.
+cat >>"$cfg" <<TOML
+
+[[signal]]
+name = "probe"
+kind = "probe"
+address = "$SRV_V4"
+port = 80
+interval = "200ms"
+timeout = "100ms"
+stale_after = "1s"
+target = 1.0
+TOML
 
 DAEMON=
 runs=0
@@ -56,6 +69,13 @@ s=$(status)
 [ "$(jq -r .mode <<<"$s")" = enforce ] || fail "mode: $s"
 [ "$(jq .fail_open <<<"$s")" = false ] || fail "fail-open while the daemon ticks: $s"
 pass "daemon attached and ticks (heartbeat age $(jq .heartbeat_age_ms <<<"$s") ms)"
+configured=$(grep -c '^\[\[signal\]\]' "$cfg")
+all_shown() {
+	s=$(status)
+	[ "$(jq '[.daemon.signals[] | select(.age_ms != null and .value != null)] | length' <<<"$s")" = "$configured" ]
+}
+wait_for "status to show all $configured signals with value and age" all_shown
+pass "status shows all $configured signals: $(jq -c '[.daemon.signals[] | {name, value, age_ms, stale}]' <<<"$s")"
 expect_connect ok $SRV_V4 80
 
 echo 2.5 >"$injected"  # pressure 2.5: critical (enter 2.0) in one tick

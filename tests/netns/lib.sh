@@ -17,6 +17,7 @@ SRV_V6=2001:db8::1
 CLI_V6=2001:db8::2
 LAB_PIDS=()
 LAB_PINS=()
+LAB_DIRS=() # temporary folders of a test, removed with the lab
 
 # Only the network namespace changes: bpffs pins stay in the host's mount
 # namespace, where `edgeshed status` finds them.
@@ -35,6 +36,7 @@ lab_cleanup() {
 	rm -rf "/sys/fs/bpf/edgeshed/$SRV_IF"
 	rmdir /sys/fs/bpf/edgeshed 2>/dev/null
 	for pin in "${LAB_PINS[@]}"; do rm -f "$pin"; done
+	for dir in "${LAB_DIRS[@]}"; do rm -rf "$dir"; done
 	ip netns del "$SRV_NS" 2>/dev/null
 	ip netns del "$CLI_NS" 2>/dev/null
 	exit $rc

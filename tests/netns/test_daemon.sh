@@ -13,7 +13,7 @@ serve 443
 serve 8080
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"; lab_cleanup' EXIT
+LAB_DIRS+=("$work") # lab_cleanup keeps the exit status; a trap of our own would not
 cfg=$work/edgeshed.toml
 injected=$work/injected
 log=$work/log
@@ -65,6 +65,9 @@ level_is() { [ "$(status | jq .level)" = "$1" ]; }
 
 start_daemon "$cfg"
 grep -q "attached to $SRV_IF" "$log" || fail "no attach line in the log"
+# "running:" comes before the first tick; its heartbeat follows.
+ticking() { [ "$(status | jq .fail_open)" = false ]; }
+wait_for "the first heartbeat" ticking
 s=$(status)
 [ "$(jq -r .mode <<<"$s")" = enforce ] || fail "mode: $s"
 [ "$(jq .fail_open <<<"$s")" = false ] || fail "fail-open while the daemon ticks: $s"

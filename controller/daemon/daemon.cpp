@@ -103,10 +103,9 @@ Status Daemon::attach_all() {
     if (!attached) return make_error(iface.name + ": " + attached.error().message);
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
                  iface.name, hook_name(opts.hook));
-    interfaces_.push_back({iface.name, std::move(attached->maps), {}});
-    auto stats = interfaces_.back().maps.read_stats();
-    if (stats) interfaces_.back().last_stats = *stats;
+    interfaces_.push_back({iface.name, std::move(attached->maps)});
   }
+  if (auto stats = read_dataplane().stats; stats) last_stats_ = *stats;
   return apply_dataplane_settings(config_);
 }
 
@@ -149,18 +148,14 @@ Status Daemon::apply_dataplane_settings(const config::Config& cfg) {
 
 signals::SignalSet::DataplaneReaders Daemon::readers() {
   signals::SignalSet::DataplaneReaders r;
-  r.inflight_total = [this] { return inflight_total(); };
-  r.accept_queue = [this] { return accept_queue_snapshot(); };
-  r.stats = [this]() -> Result<edgeshed_stats> {
-    edgeshed_stats sum{};
-    for (const auto& iface : interfaces_) {
-      auto s = iface.maps.read_stats();
-      if (!s) return s.error();
-      for (int c = 0; c < EDGESHED_NUM_CLASSES; ++c)
-        for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) sum.cls[c][i] += s->cls[c][i];
-    }
-    return sum;
+  r.inflight_total = [this]() -> Result<double> {
+    if (!snapshot_.inflight) return snapshot_.inflight.error();
+    double total = 0;
+    for (uint64_t c : *snapshot_.inflight) total += static_cast<double>(c);
+    return total;
   };
+  r.accept_queue = [this] { return accept_queue_snapshot(); };
+  r.stats = [this] { return snapshot_.stats; };
   return r;
 }
 
@@ -198,14 +193,27 @@ Status Daemon::build_signals(const config::Config& cfg) {
   return {};
 }
 
-Result<double> Daemon::inflight_total() const {
-  double total = 0;
+Daemon::DataplaneSnapshot Daemon::read_dataplane() const {
+  ClassCounts inflight{};
+  edgeshed_stats stats{};
+  DataplaneSnapshot snap;
   for (const auto& iface : interfaces_) {
-    auto counts = iface.maps.read_inflight_classes();
-    if (!counts) return counts.error();
-    for (uint64_t c : *counts) total += static_cast<double>(c);
+    if (auto counts = iface.maps.read_inflight_classes(); !counts) {
+      snap.inflight = make_error(iface.name + ": " + counts.error().message);
+    } else if (snap.inflight) {
+      for (size_t c = 0; c < inflight.size(); ++c) inflight[c] += (*counts)[c];
+    }
+    if (auto s = iface.maps.read_stats(); !s) {
+      snap.stats = make_error(iface.name + ": " + s.error().message);
+    } else if (snap.stats) {
+      for (int c = 0; c < EDGESHED_NUM_CLASSES; ++c)
+        for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) stats.cls[c][i] += s->cls[c][i];
+      for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) stats.global[i] += s->global[i];
+    }
   }
-  return total;
+  if (snap.inflight) snap.inflight = inflight;
+  if (snap.stats) snap.stats = stats;
+  return snap;
 }
 
 // Logged on change only, so a broken source costs one line, not ten a second.
@@ -234,6 +242,7 @@ void Daemon::log_signal_changes() {
 
 void Daemon::tick() {
   const auto now = clock_.now();
+  snapshot_ = read_dataplane();
   law::TickInputs in;
   in.signals = signals_->sample(now);
   log_signal_changes();
@@ -241,24 +250,19 @@ void Daemon::tick() {
     if (r.name == config_.latency_signal && !r.stale) in.latency_seconds = r.value;
   }
 
-  for (auto& iface : interfaces_) {
-    auto counts = iface.maps.read_inflight_classes();
-    if (counts) {
-      for (size_t c = 0; c < law::kNumClasses; ++c) {
-        in.inflight[c] += static_cast<uint32_t>((*counts)[c]);
-      }
-    } else {
-      errors_.error(iface.name + "/inflight", iface.name + ": " + counts.error().message, now);
+  if (const auto& counts = snapshot_.inflight; counts) {
+    for (size_t c = 0; c < law::kNumClasses; ++c)
+      in.inflight[c] = static_cast<uint32_t>((*counts)[c]);
+  } else {
+    errors_.error("inflight", counts.error().message, now);
+  }
+  if (const auto& stats = snapshot_.stats; stats) {
+    for (size_t c = 0; c < law::kNumClasses; ++c) {
+      in.sheds[c] = real_sheds(*stats, c) - real_sheds(last_stats_, c);
     }
-    auto stats = iface.maps.read_stats();
-    if (!stats)
-      errors_.error(iface.name + "/stats", iface.name + ": " + stats.error().message, now);
-    if (stats) {
-      for (size_t c = 0; c < law::kNumClasses; ++c) {
-        in.sheds[c] += real_sheds(*stats, c) - real_sheds(iface.last_stats, c);
-      }
-      iface.last_stats = *stats;
-    }
+    last_stats_ = *stats;
+  } else {
+    errors_.error("stats", stats.error().message, now);
   }
 
   law::Decision d = law_->tick(in);

@@ -33,7 +33,13 @@ class Daemon {
   struct Interface {
     std::string name;
     Maps maps;
-    edgeshed_stats last_stats{};
+  };
+
+  // The data plane's counts, summed over interfaces, read once per tick
+  // for the law and for the signals that report them.
+  struct DataplaneSnapshot {
+    Result<ClassCounts> inflight = ClassCounts{};
+    Result<edgeshed_stats> stats = edgeshed_stats{};
   };
 
   Daemon(std::string config_path, config::Config config);
@@ -44,7 +50,7 @@ class Daemon {
   void reload();
   void stop();
   void log_signal_changes();
-  Result<double> inflight_total() const;
+  DataplaneSnapshot read_dataplane() const;
   Result<signals::QueueSnapshot> accept_queue_snapshot();
   signals::SignalSet::DataplaneReaders readers();
 
@@ -54,6 +60,8 @@ class Daemon {
   std::unique_ptr<law::ControlLaw> law_;
   std::optional<signals::SignalSet> signals_;
   std::vector<Interface> interfaces_;
+  DataplaneSnapshot snapshot_;
+  edgeshed_stats last_stats_{};  // of the previous tick, for shed deltas
   // Opened on first use: only an accept_queue signal needs the iterator.
   std::vector<AcceptQueueReader> queue_readers_;
   std::vector<bool> was_stale_;

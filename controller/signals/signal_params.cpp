@@ -112,6 +112,18 @@ const toml::table* ParamReader::table(std::string_view key) {
   return node->as_table();
 }
 
+std::string ParamReader::choice(std::string_view key,
+                                std::initializer_list<std::string_view> choices,
+                                std::string_view fallback) {
+  auto value = string(key, /*required=*/fallback.empty());
+  if (!value) return std::string(fallback);
+  if (std::find(choices.begin(), choices.end(), *value) != choices.end()) return *value;
+  std::string list;
+  for (std::string_view c : choices) list += (list.empty() ? "\"" : ", \"") + std::string(c) + "\"";
+  invalid(key, "must be one of " + list);
+  return std::string(fallback);
+}
+
 void ParamReader::periodic(std::chrono::nanoseconds& interval, std::chrono::nanoseconds& timeout) {
   using std::chrono::milliseconds;
   interval = duration("interval", interval, milliseconds(10), std::chrono::hours(1));

@@ -33,6 +33,9 @@ class ParamReader {
   int64_t integer(std::string_view key, int64_t fallback, int64_t min, int64_t max,
                   bool required = false);
   std::optional<double> number(std::string_view key, double min, double max);
+  // One of `choices`; `fallback` when absent (empty fallback: required).
+  std::string choice(std::string_view key, std::initializer_list<std::string_view> choices,
+                     std::string_view fallback);
   const toml::table* table(std::string_view key);
 
   // "<file>:<line>:<col>: signal[N].<key> = <value>: <message>"

@@ -17,27 +17,13 @@ namespace {
 // (default some), measure = "tick"|"avg10" (default tick), cgroup = a cgroup
 // v2 directory (default: the whole host, /proc/pressure).
 Result<std::unique_ptr<SignalSource>> make_psi(const config::SignalConfig& cfg) {
-  for (const auto& [key, node] : cfg.params) {
-    if (key != "resource" && key != "line" && key != "measure" && key != "cgroup") {
-      return make_error(cfg.locate(key.str()) +
-                        ": unknown key for kind psi (allowed: resource, line, measure, cgroup)");
-    }
-  }
-  auto resource = cfg.params["resource"].value<std::string>();
-  if (!resource || (*resource != "cpu" && *resource != "memory" && *resource != "io")) {
-    return make_error(cfg.locate("resource") + ": must be \"cpu\", \"memory\" or \"io\"");
-  }
-  auto line = cfg.params["line"].value_or(std::string("some"));
-  if (line != "some" && line != "full") {
-    return make_error(cfg.locate("line") + ": must be \"some\" or \"full\"");
-  }
-  auto measure = cfg.params["measure"].value_or(std::string("tick"));
-  if (measure != "tick" && measure != "avg10") {
-    return make_error(cfg.locate("measure") + ": must be \"tick\" or \"avg10\"");
-  }
-  auto cgroup = cfg.params["cgroup"].value<std::string>();
-  std::string path =
-      cgroup ? *cgroup + "/" + *resource + ".pressure" : "/proc/pressure/" + *resource;
+  ParamReader p(cfg, "psi", {"resource", "line", "measure", "cgroup"});
+  const auto resource = p.choice("resource", {"cpu", "memory", "io"}, "");
+  const auto line = p.choice("line", {"some", "full"}, "some");
+  const auto measure = p.choice("measure", {"tick", "avg10"}, "tick");
+  const auto cgroup = p.string("cgroup");
+  if (auto s = p.finish(); !s) return s.error();
+  std::string path = cgroup ? *cgroup + "/" + resource + ".pressure" : "/proc/pressure/" + resource;
   return std::unique_ptr<SignalSource>(std::make_unique<PsiSignal>(
       path, line == "full" ? PsiSignal::Line::kFull : PsiSignal::Line::kSome,
       measure == "avg10" ? PsiSignal::Measure::kAvg10 : PsiSignal::Measure::kTick));
@@ -56,15 +42,10 @@ Result<std::unique_ptr<SignalSource>> as_source(Result<std::unique_ptr<T>> made)
 Result<std::unique_ptr<SignalSource>> make_accept_queue(
     const config::SignalConfig& cfg, const SignalSet::DataplaneReaders& readers) {
   ParamReader p(cfg, "accept_queue", {"measure", "port"});
-  auto measure = p.string("measure").value_or("sojourn");
-  AcceptQueueSignal::Measure m = AcceptQueueSignal::Measure::kSojourn;
-  if (measure == "depth") {
-    m = AcceptQueueSignal::Measure::kDepth;
-  } else if (measure == "fill") {
-    m = AcceptQueueSignal::Measure::kFill;
-  } else if (measure != "sojourn") {
-    p.invalid("measure", "must be \"sojourn\", \"depth\" or \"fill\"");
-  }
+  const auto measure = p.choice("measure", {"sojourn", "depth", "fill"}, "sojourn");
+  AcceptQueueSignal::Measure m = measure == "depth"  ? AcceptQueueSignal::Measure::kDepth
+                                 : measure == "fill" ? AcceptQueueSignal::Measure::kFill
+                                                     : AcceptQueueSignal::Measure::kSojourn;
   std::optional<uint16_t> port;
   if (p.has("port")) port = static_cast<uint16_t>(p.integer("port", 0, 1, 65535));
   if (auto s = p.finish(); !s) return s.error();
@@ -77,17 +58,12 @@ Result<std::unique_ptr<SignalSource>> make_accept_queue(
 Result<std::unique_ptr<SignalSource>> make_dataplane_rate(
     const config::SignalConfig& cfg, const SignalSet::DataplaneReaders& readers) {
   ParamReader p(cfg, "dataplane", {"counter", "class"});
-  auto counter = p.string("counter").value_or("syn");
-  DataplaneRateSignal::Counter c = DataplaneRateSignal::Counter::kSyn;
-  if (counter == "admitted") {
-    c = DataplaneRateSignal::Counter::kAdmitted;
-  } else if (counter == "shed") {
-    c = DataplaneRateSignal::Counter::kShed;
-  } else if (counter == "would_shed") {
-    c = DataplaneRateSignal::Counter::kWouldShed;
-  } else if (counter != "syn") {
-    p.invalid("counter", "must be \"syn\", \"admitted\", \"shed\" or \"would_shed\"");
-  }
+  using Counter = DataplaneRateSignal::Counter;
+  const auto counter = p.choice("counter", {"syn", "admitted", "shed", "would_shed"}, "syn");
+  const Counter c = counter == "admitted"     ? Counter::kAdmitted
+                    : counter == "shed"       ? Counter::kShed
+                    : counter == "would_shed" ? Counter::kWouldShed
+                                              : Counter::kSyn;
   std::optional<uint32_t> class_id;
   if (auto name = p.string("class")) {
     auto parsed = law::parse_traffic_class(*name);

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "edgeshed/abi.h"
+#include "law/types.h"
 
 namespace edgeshed {
 namespace {
@@ -34,10 +35,21 @@ std::string_view name_of(const std::array<std::string_view, N>& names, uint64_t 
 
 }  // namespace
 
-std::optional<uint32_t> parse_class(std::string_view n) { return find(kClasses, n); }
-std::string_view class_name(uint32_t c) { return name_of(kClasses, c); }
-std::optional<uint32_t> parse_mode(std::string_view n) { return find(kModes, n); }
-std::string_view mode_name(uint32_t m) { return name_of(kModes, m); }
+// Classes and modes are named by the control law's vocabulary.
+std::optional<uint32_t> parse_class(std::string_view n) {
+  auto c = law::parse_traffic_class(n);
+  return c ? std::optional<uint32_t>(static_cast<uint32_t>(*c)) : std::nullopt;
+}
+std::string_view class_name(uint32_t c) {
+  return c < EDGESHED_NUM_CLASSES ? law::to_string(static_cast<law::TrafficClass>(c)) : "unknown";
+}
+std::optional<uint32_t> parse_mode(std::string_view n) {
+  auto m = law::parse_mode(n);
+  return m ? std::optional<uint32_t>(static_cast<uint32_t>(*m)) : std::nullopt;
+}
+std::string_view mode_name(uint32_t m) {
+  return m < EDGESHED_NUM_MODES ? law::to_string(static_cast<law::Mode>(m)) : "unknown";
+}
 std::optional<uint32_t> parse_action(std::string_view n) { return find(kActions, n); }
 std::string_view action_name(uint32_t a) { return name_of(kActions, a); }
 std::optional<uint32_t> parse_draw(std::string_view n) { return find(kDraws, n); }

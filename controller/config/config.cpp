@@ -145,6 +145,8 @@ void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane) {
                 {{"source_hash", Draw::kSourceHash}, {"random", Draw::kRandom}});
   reader.duration("salt_rotation", dataplane.salt_rotation, seconds(1), std::chrono::hours(24));
   reader.integer("rst_per_sec_per_cpu", dataplane.rst_per_sec_per_cpu, 0, 10'000'000);
+  reader.integer("events_per_sec_per_cpu", dataplane.events_per_sec_per_cpu, 0, 1'000'000);
+  reader.integer("event_sample", dataplane.event_sample, 1, 1'000'000);
   reader.reject_unknown_keys();
 }
 

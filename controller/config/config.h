@@ -77,6 +77,10 @@ struct DataplaneConfig {
   Draw draw = Draw::kSourceHash;
   std::chrono::nanoseconds salt_rotation = std::chrono::seconds(60);
   uint32_t rst_per_sec_per_cpu = 1000;
+  // Sampled shed events for `edgeshed events`: at most this many per CPU
+  // and second (0: none), from 1 in event_sample sheds.
+  uint32_t events_per_sec_per_cpu = 100;
+  uint32_t event_sample = 1;
 };
 
 struct InterfaceConfig {

@@ -99,6 +99,8 @@ Status Daemon::attach_all() {
     opts.draw = static_cast<uint32_t>(config_.dataplane.draw);
     opts.heartbeat_timeout_ns = static_cast<uint64_t>(config_.daemon.heartbeat_timeout.count());
     opts.rst_per_sec_per_cpu = config_.dataplane.rst_per_sec_per_cpu;
+    opts.events_per_sec_per_cpu = config_.dataplane.events_per_sec_per_cpu;
+    opts.event_sample = config_.dataplane.event_sample;
     auto attached = attach(opts);
     if (!attached) return make_error(iface.name + ": " + attached.error().message);
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
@@ -139,6 +141,8 @@ Status Daemon::apply_dataplane_settings(const config::Config& cfg) {
     dp->action = static_cast<uint32_t>(cfg.dataplane.action);
     dp->draw = static_cast<uint32_t>(cfg.dataplane.draw);
     dp->rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
+    dp->events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
+    dp->event_sample = cfg.dataplane.event_sample;
     dp->heartbeat_timeout_ns = static_cast<uint64_t>(cfg.daemon.heartbeat_timeout.count());
     if (auto s = maps.write_config(*dp); !s) return s;
   }

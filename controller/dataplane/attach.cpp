@@ -249,6 +249,8 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   cfg.draw = opts.draw;
   cfg.heartbeat_timeout_ns = opts.heartbeat_timeout_ns;
   cfg.rst_per_sec_per_cpu = opts.rst_per_sec_per_cpu;
+  cfg.events_per_sec_per_cpu = opts.events_per_sec_per_cpu;
+  cfg.event_sample = opts.event_sample;
   cfg.hook = EDGESHED_HOOK_NONE;  // set once the hook holds our program
   if (!adopted) {
     if (auto s = maps->write_config(cfg); !s) return s.error();

@@ -29,6 +29,8 @@ struct AttachOptions {
   uint32_t draw = EDGESHED_DRAW_SOURCE_HASH;
   uint64_t heartbeat_timeout_ns = 1000000000ull;
   uint32_t rst_per_sec_per_cpu = 1000;
+  uint32_t events_per_sec_per_cpu = 100;
+  uint32_t event_sample = 1;
   // Replaces the port table when set; an adopting attach without ports
   // keeps the running table.
   std::optional<std::vector<PortClass>> ports;

@@ -69,6 +69,15 @@ struct DaemonConfig {
   std::chrono::nanoseconds heartbeat_timeout = std::chrono::seconds(1);
   law::AllStalePolicy all_stale = law::AllStalePolicy::kHold;
   std::string log_level = "info";  // spdlog level name
+  // State file, level file, control socket, runtime changes and locks.
+  std::string run_dir = "/run/edgeshed";
+};
+
+// The Prometheus endpoint (/metrics) and the level endpoint (/level).
+struct MetricsConfig {
+  bool enabled = true;
+  std::string address = "127.0.0.1";  // loopback: not exposed unless asked
+  uint16_t port = 9477;
 };
 
 struct DataplaneConfig {
@@ -122,6 +131,7 @@ struct SignalConfig {
 struct Config {
   DaemonConfig daemon;
   DataplaneConfig dataplane;
+  MetricsConfig metrics;
   std::vector<InterfaceConfig> interfaces;
   std::vector<PortConfig> ports;
   std::vector<PrefixConfig> prefixes;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "dataplane/fd.h"
 #include "dataplane/maps.h"
 
 namespace edgeshed {
@@ -48,5 +49,11 @@ Result<Attached> attach(const AttachOptions& opts);
 
 // Removes the programs, the clsact qdisc if edgeshed created it, and pins.
 Status detach(const std::string& iface);
+
+// Takes the interface's daemon lock (a flock on its pin directory, created
+// if missing), held while the returned fd lives: one daemon per interface.
+Result<Fd> lock_interface(const std::string& iface);
+// Whether a daemon holds the interface's lock.
+bool interface_locked(const std::string& iface);
 
 }  // namespace edgeshed

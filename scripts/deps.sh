@@ -14,6 +14,8 @@ packages=(
 	nlohmann-json3-dev libcpp-httplib-dev libsystemd-dev
 	# tests
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
+	# CLI tests: the metrics endpoint checked by promtool, top driven in tmux
+	curl tmux prometheus
 	# demo and benchmark plots
 	gnuplot-nox
 )

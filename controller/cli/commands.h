@@ -19,6 +19,8 @@ struct CliContext {
   // Where the daemon keeps its state file and control socket.
   std::string run_dir = "/run/edgeshed";
   bool verbose = false;
+  // Tuning without a daemon writes to this interface's maps (empty: all).
+  std::string direct_iface;
   // Values an option or positional takes, for completion.
   std::map<const CLI::Option*, std::vector<std::string>> choices;
 

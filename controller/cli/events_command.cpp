@@ -101,9 +101,15 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
               }
               std::cout.flush();
             });
-        if (!r) return fail(iface + ": " + r.error().message);
+        if (!r) {
+          if (!args->iface.empty()) return fail(iface + ": " + r.error().message);
+          // The others still have something to say.
+          std::cerr << "edgeshed: skipping " << iface << ": " << r.error().message << "\n";
+          continue;
+        }
         readers.push_back(std::move(*r));
       }
+      if (readers.empty()) return fail("no attached interface has a readable event ring");
       catch_interrupts();
       const auto start = std::chrono::steady_clock::now();
       const auto limit = args->duration.empty()

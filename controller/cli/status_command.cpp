@@ -35,36 +35,48 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
         return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT
                     "); start `edgeshed run --config FILE` or `edgeshed attach`");
       }
-      std::vector<InterfaceReading> first;
-      for (const auto& iface : ifaces) {
-        auto r = read_interface(iface);
-        if (!r) return fail(iface + ": " + r.error().message);
-        first.push_back(std::move(*r));
-      }
-      std::vector<InterfaceReading> readings = first;
+      // One broken interface (another ABI, a half-removed pin) must not hide
+      // the others: it is shown with its error, and the exit code says so.
+      int rc = 0;
+      auto read_all = [&](std::vector<InterfaceReading>& out) {
+        out.clear();
+        for (const auto& iface : ifaces) {
+          auto r = read_interface(iface);
+          if (!r) {
+            rc = 1;
+            out.push_back(unreadable_interface(iface, r.error().message));
+          } else {
+            out.push_back(std::move(*r));
+          }
+        }
+      };
+      std::vector<InterfaceReading> first, readings;
+      read_all(first);
+      readings = first;
       if (args->interval_s > 0) {
         std::this_thread::sleep_for(std::chrono::duration<double>(args->interval_s));
-        for (size_t i = 0; i < ifaces.size(); ++i) {
-          auto r = read_interface(ifaces[i]);
-          if (!r) return fail(ifaces[i] + ": " + r.error().message);
-          add_rates(*r, first[i]);
-          readings[i] = std::move(*r);
-        }
+        rc = 0;
+        read_all(readings);
+        for (size_t i = 0; i < readings.size(); ++i) add_rates(readings[i], first[i]);
       }
       auto status = status_json(read_daemon_state(ctx.run_dir), readings);
       if (args->json) {
         // One interface asked for: its object, with the daemon beside it.
         if (!args->iface.empty()) {
+          if (rc != 0) return fail(args->iface + ": " + status["interfaces"][0]["error"].get<std::string>());
           auto one = status["interfaces"][0];
           one["daemon"] = status["daemon"];
           std::cout << one.dump(2) << "\n";
         } else {
           std::cout << status.dump(2) << "\n";
         }
-        return 0;
+        return rc;
+      }
+      if (!args->iface.empty() && rc != 0) {
+        return fail(args->iface + ": " + status["interfaces"][0]["error"].get<std::string>());
       }
       for (const auto& line : status_lines(status)) std::cout << line << "\n";
-      return 0;
+      return rc;
     };
   });
 }

@@ -65,6 +65,42 @@ std::string describe_policy(const Json& k) {
   return out;
 }
 
+std::string left(const Json& j) {
+  if (!j.contains("left_s") || j["left_s"].is_null()) return "until removed";
+  return fmt::format("{:.0f} s left", j["left_s"].get<double>());
+}
+
+// "mode enforce (until removed); level critical (15 s left); ..."
+std::string describe_changes(const Json& rc) {
+  std::vector<std::string> parts;
+  const Json classes = rc.value("classes", Json::object());
+  const Json ports = rc.value("ports", Json::object());
+  const Json prefixes = rc.value("prefixes", Json::object());
+  if (rc.contains("mode")) parts.push_back(fmt::format("mode {} ({})", num(rc["mode"]["mode"]), left(rc["mode"])));
+  if (rc.contains("action")) {
+    parts.push_back(fmt::format("action {} ({})", num(rc["action"]["action"]), left(rc["action"])));
+  }
+  if (rc.contains("level")) {
+    parts.push_back(fmt::format("level pinned {} ({})", num(rc["level"]["level"]), left(rc["level"])));
+  }
+  for (const auto& [name, k] : classes.items()) {
+    std::string what;
+    for (const char* key : {"admit_fraction", "inflight_cap", "tokens_per_sec", "burst"}) {
+      if (!k[key].is_null()) what += fmt::format(" {}={}", key, num(k[key]));
+    }
+    parts.push_back(fmt::format("class {}{} ({})", name, what, left(k)));
+  }
+  for (const auto& [port, cls] : ports.items()) {
+    parts.push_back(fmt::format("port {} {}", port, num(cls)));
+  }
+  for (const auto& [cidr, cls] : prefixes.items()) {
+    parts.push_back(fmt::format("prefix {} {}", cidr, num(cls)));
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
 void daemon_lines(const Json& d, std::vector<std::string>& out) {
   if (d.is_null()) {
     out.push_back(
@@ -102,7 +138,7 @@ void daemon_lines(const Json& d, std::vector<std::string>& out) {
                               num(s["pressure"]), age, flags));
   }
   const Json& rc = d.value("runtime_changes", Json::object());
-  if (!rc.empty()) out.push_back("  operator changes: " + rc.dump());
+  if (!rc.empty()) out.push_back("  operator changes: " + describe_changes(rc));
 }
 
 }  // namespace
@@ -187,7 +223,14 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   return r;
 }
 
+InterfaceReading unreadable_interface(const std::string& iface, const std::string& error) {
+  InterfaceReading r;
+  r.json = {{"iface", iface}, {"error", error}};
+  return r;
+}
+
 void add_rates(InterfaceReading& after, const InterfaceReading& before) {
+  if (after.json.contains("error") || before.json.contains("error")) return;
   const double secs = static_cast<double>(after.at_ns - before.at_ns) / 1e9;
   if (secs <= 0) return;
   Json rates;
@@ -232,6 +275,10 @@ std::vector<std::string> status_lines(const Json& status) {
   std::vector<std::string> out;
   daemon_lines(status["daemon"], out);
   for (const auto& j : status["interfaces"]) {
+    if (j.contains("error")) {
+      out.push_back(fmt::format("{}: UNREADABLE: {}", num(j["iface"]), num(j["error"])));
+      continue;
+    }
     std::string hb = j["heartbeat_age_ms"].is_null() ? "never" : num(j["heartbeat_age_ms"]) + " ms ago";
     out.push_back(fmt::format("{}: hook {}, mode {}, action {}, ABI {}, heartbeat {}",
                               num(j["iface"]), num(j["hook"]), num(j["mode"]), num(j["action"]),

@@ -23,8 +23,11 @@ struct InterfaceReading {
 };
 
 Result<InterfaceReading> read_interface(const std::string& iface);
+// A reading that only carries why the interface could not be read.
+InterfaceReading unreadable_interface(const std::string& iface, const std::string& error);
 
-// Adds "rates" (per second, per class, between two readings) to after.json.
+// Adds "rates" (per second, per class, between two readings) to after.json;
+// nothing when either reading is unreadable.
 void add_rates(InterfaceReading& after, const InterfaceReading& before);
 
 // The running daemon's state file, with "running" and "state_age_ms"; null

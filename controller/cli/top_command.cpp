@@ -70,16 +70,15 @@ bool quit_key(std::chrono::milliseconds timeout) {
   return read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q');
 }
 
-Result<nlohmann::ordered_json> read_status(const CliContext& ctx,
-                                           std::vector<InterfaceReading>& previous) {
+nlohmann::ordered_json read_status(const CliContext& ctx, std::vector<InterfaceReading>& previous) {
   std::vector<InterfaceReading> now;
   for (const auto& iface : attached_interfaces()) {
     auto r = read_interface(iface);
-    if (!r) return make_error(iface + ": " + r.error().message);
+    InterfaceReading reading = r ? std::move(*r) : unreadable_interface(iface, r.error().message);
     for (const auto& p : previous) {
-      if (p.json["iface"] == iface) add_rates(*r, p);
+      if (p.json["iface"] == iface) add_rates(reading, p);
     }
-    now.push_back(std::move(*r));
+    now.push_back(std::move(reading));
   }
   previous = now;
   return status_json(read_daemon_state(ctx.run_dir), now);
@@ -112,14 +111,10 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
       const auto interval = std::chrono::milliseconds(static_cast<int64_t>(args->interval_s * 1000));
       for (uint32_t frame = 0; !interrupted(); ++frame) {
         auto status = read_status(ctx, previous);
-        if (!status) {
-          terminal.reset();
-          return fail(status.error().message);
-        }
-        if (frame > 0) history.add(*status);  // the first frame has no rates yet
+        if (frame > 0) history.add(status);  // the first frame has no rates yet
         std::string out = terminal ? "\x1b[H" : "";
         const size_t width = terminal_width();
-        for (auto line : top_frame(*status, history, now_text(), args->interval_s)) {
+        for (auto line : top_frame(status, history, now_text(), args->interval_s)) {
           // Only status lines can be too wide, and they are ASCII.
           if (line.size() > width && line.find('|') == std::string::npos) line.resize(width);
           out += line + (terminal ? "\x1b[K\n" : "\n");

@@ -42,7 +42,7 @@ void TopHistory::add(const nlohmann::ordered_json& status) {
   push_bounded(pressure_, p, kPoints);
   std::array<double, EDGESHED_NUM_CLASSES> shed{};
   for (const auto& iface : status["interfaces"]) {
-    if (!iface.contains("rates")) continue;
+    if (!iface.contains("rates")) continue;  // first frame, or unreadable
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
       const auto& r = iface["rates"]["classes"][std::string(class_name(c))];
       shed[c] += r["shed"].get<double>() + r["would_shed"].get<double>();

@@ -38,6 +38,11 @@ void add_for_option(CLI::App* cmd, std::string& out) {
       ->check(duration_validator());
 }
 
+void add_direct_iface_option(CLI::App* cmd, CliContext& ctx) {
+  cmd->add_option("-i,--iface", ctx.direct_iface,
+                  "Without a daemon: change only this interface (default: every attached one)");
+}
+
 json with_duration(json request, const std::string& for_text) {
   if (!for_text.empty()) {
     request["for_s"] = std::chrono::duration<double>(*config::parse_duration(for_text)).count();
@@ -55,9 +60,10 @@ int send(const CliContext& ctx, const json& request) {
   return 0;
 }
 
-// Applies fn to the maps of every attached interface.
-int on_every_interface(const std::function<Status(const std::string&, const Maps&)>& fn) {
-  auto ifaces = attached_interfaces();
+// Applies fn to the maps of iface, or of every attached interface.
+int on_interfaces(const std::string& only,
+                  const std::function<Status(const std::string&, const Maps&)>& fn) {
+  auto ifaces = only.empty() ? attached_interfaces() : std::vector<std::string>{only};
   if (ifaces.empty()) return fail("no daemon is running and no interface is attached");
   for (const auto& iface : ifaces) {
     auto maps = Maps::open_pinned(pin_dir_for(iface));
@@ -89,13 +95,14 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     ctx.choose(cmd->add_option("MODE", a->mode, "off, observe or enforce")->required(),
                {"off", "observe", "enforce"});
     add_for_option(cmd, a->for_text);
+    add_direct_iface_option(cmd, ctx);
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
           return send(ctx, with_duration({{"op", "mode"}, {"mode", a->mode}}, a->for_text));
         }
         if (!a->for_text.empty()) return direct_without_for();
-        int rc = on_every_interface([&](const std::string& iface, const Maps& maps) -> Status {
+        int rc = on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           auto cfg = maps.read_config();
           if (!cfg) return cfg.error();
           cfg->mode = *parse_mode(a->mode);
@@ -117,13 +124,14 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     auto* cmd = app.add_subcommand("action", "Answer shed SYNs with a RST or drop them silently");
     ctx.choose(cmd->add_option("ACTION", a->action, "drop or rst")->required(), {"drop", "rst"});
     add_for_option(cmd, a->for_text);
+    add_direct_iface_option(cmd, ctx);
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
           return send(ctx, with_duration({{"op", "action"}, {"action", a->action}}, a->for_text));
         }
         if (!a->for_text.empty()) return direct_without_for();
-        return on_every_interface([&](const std::string& iface, const Maps& maps) -> Status {
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           auto cfg = maps.read_config();
           if (!cfg) return cfg.error();
           cfg->action = *parse_action(a->action);
@@ -214,12 +222,14 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
                kClasses);
     auto* rm = cmd->add_subcommand("remove", "Stop protecting PORT (its SYNs always pass)");
     rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
+    add_direct_iface_option(add, ctx);
+    add_direct_iface_option(rm, ctx);
     add->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
           return send(ctx, {{"op", "port"}, {"port", a->port}, {"class", a->cls}});
         }
-        return on_every_interface([&](const std::string& iface, const Maps& maps) -> Status {
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           auto ports = maps.read_ports();
           if (!ports) return ports.error();
           std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
@@ -234,7 +244,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     rm->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) return send(ctx, {{"op", "port-remove"}, {"port", a->port}});
-        return on_every_interface([&](const std::string& iface, const Maps& maps) -> Status {
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           auto ports = maps.read_ports();
           if (!ports) return ports.error();
           std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
@@ -260,6 +270,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
                kClasses);
     auto* rm = cmd->add_subcommand("remove", "Remove the override of CIDR");
     rm->add_option("CIDR", a->cidr, "The prefix as added")->required();
+    add_direct_iface_option(add, ctx);
+    add_direct_iface_option(rm, ctx);
     auto check = [a]() -> Result<config::IpPrefix> {
       auto p = config::parse_ip_prefix(a->cidr);
       if (!p) return make_error("prefix '" + a->cidr + "': " + p.error().message);
@@ -272,7 +284,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
           return send(ctx, {{"op", "prefix"}, {"cidr", a->cidr}, {"class", a->cls}});
         }
         auto prefix = *check();
-        return on_every_interface([&](const std::string& iface, const Maps& maps) -> Status {
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           if (auto s = maps.set_prefix(prefix, *parse_class(a->cls)); !s) return s;
           std::cout << iface << ": " << config::to_string(prefix) << " classed " << a->cls
                     << " (no daemon running: written to the data plane directly)\n";
@@ -285,7 +297,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       ctx.run = [a, &ctx, check] {
         if (daemon_running(ctx)) return send(ctx, {{"op", "prefix-remove"}, {"cidr", a->cidr}});
         auto prefix = *check();
-        return on_every_interface([&](const std::string& iface, const Maps& maps) -> Status {
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           if (auto s = maps.remove_prefix(prefix); !s) return s;
           std::cout << iface << ": override of " << config::to_string(prefix)
                     << " removed (no daemon running: written to the data plane directly)\n";

@@ -18,6 +18,7 @@ CLI_V6=2001:db8::2
 LAB_PIDS=()
 LAB_PINS=()
 LAB_DIRS=() # temporary folders of a test, removed with the lab
+LAB_HOOKS=() # commands of a test's own cleanup, run first
 
 # Only the network namespace changes: bpffs pins stay in the host's mount
 # namespace, where `edgeshed status` finds them.
@@ -27,6 +28,7 @@ in_cli() { nsenter --net="/run/netns/$CLI_NS" "$@"; }
 lab_cleanup() {
 	local rc=$?
 	set +e
+	for hook in "${LAB_HOOKS[@]}"; do eval "$hook"; done
 	for pid in "${LAB_PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
 	# Whatever else still runs in the lab's namespaces.
 	for ns in "$SRV_NS" "$CLI_NS"; do

@@ -253,6 +253,12 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   cfg.rst_per_sec_per_cpu = opts.rst_per_sec_per_cpu;
   cfg.events_per_sec_per_cpu = opts.events_per_sec_per_cpu;
   cfg.event_sample = opts.event_sample;
+  // Our namespace is the interface's: if_nametoindex found it here.
+  struct stat ns {};
+  if (stat("/proc/self/ns/net", &ns) != 0) {
+    return make_error("cannot identify this network namespace: " + errno_text(errno));
+  }
+  cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
   cfg.hook = EDGESHED_HOOK_NONE;  // set once the hook holds our program
   if (!adopted) {
     if (auto s = maps->write_config(cfg); !s) return s.error();

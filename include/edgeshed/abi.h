@@ -121,7 +121,9 @@ struct edgeshed_config {
 	__u32 flags;		    /* EDGESHED_CFG_F_* */
 	__u32 events_per_sec_per_cpu; /* shed events budget; 0: no events */
 	__u32 event_sample;	    /* 1 in N sheds is a candidate event; 0, 1: all */
-	__u32 _pad;
+	/* Inode of the attached interface's network namespace: the tracker
+	 * counts only that namespace's connections. 0: every namespace. */
+	__u32 netns_ino;
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 56, "config ABI");
 

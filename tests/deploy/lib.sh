@@ -17,6 +17,9 @@ trap 'rc=$?; rm -rf "$WORK"; exit $rc' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
-# True when the binary has the hidden `completion` subcommand (the lead's
-# CLI adds it); the install tree has a bash completion exactly then.
-has_completion() { "$EDGESHED" completion bash >/dev/null 2>&1; }
+# True when the build generates a bash completion: the binary has the hidden
+# `completion` subcommand and EDGESHED_BASH_COMPLETION is not OFF. The install
+# tree has a completion exactly then.
+has_completion() {
+	[ "${EDGESHED_BASH_COMPLETION:-AUTO}" != OFF ] && "$EDGESHED" completion bash >/dev/null 2>&1
+}

@@ -60,7 +60,8 @@ install(FILES ${EDGESHED_MANPAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 install(CODE "
   if(EXISTS \"${EDGESHED_COMPLETION}\")
     file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/bash-completion/completions\"
-         TYPE FILE RENAME edgeshed FILES \"${EDGESHED_COMPLETION}\")
+         TYPE FILE RENAME edgeshed FILES \"${EDGESHED_COMPLETION}\"
+         PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
   endif()
 ")
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
@@ -84,5 +85,6 @@ install(CODE "
   configure_file(\"${CMAKE_SOURCE_DIR}/deploy/systemd/edgeshed.service.in\"
                  \"${EDGESHED_DEPLOY_OUT}/edgeshed.service\" @ONLY)
   file(INSTALL DESTINATION \"\${_unitdir}\" TYPE FILE
-       FILES \"${EDGESHED_DEPLOY_OUT}/edgeshed.service\")
+       FILES \"${EDGESHED_DEPLOY_OUT}/edgeshed.service\"
+       PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 ")

@@ -43,4 +43,5 @@ if ! bash -n "$tmp" || ! grep -qE '^[[:space:]]*complete .*edgeshed' "$tmp"; the
 	echo "gen_completion.sh: '$bin completion bash' printed no bash completion for edgeshed" >&2
 	exit 1
 fi
+chmod 644 "$tmp"  # not mktemp's 0600
 mv "$tmp" "$out"

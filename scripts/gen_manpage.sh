@@ -176,5 +176,7 @@ on standard error.
 EOF
 } >"$tmp"
 
+# mktemp's 0600 would make the page unreadable to anyone but its builder.
+chmod 644 "$tmp"
 mv "$tmp" "$out"
 trap - EXIT

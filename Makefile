@@ -2,19 +2,27 @@
 BUILD ?= build
 SANITIZE ?= 0
 JOBS ?= $(shell nproc)
+# make install: where to, and an optional staging root (packagers).
+PREFIX ?= /usr/local
+DESTDIR ?=
 
 ifeq ($(SANITIZE),1)
 BUILD := build-sanitize
 CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON
 endif
 
-.PHONY: all deps configure test test-unit demo bench-dataplane bench-controller clean format
+.PHONY: all deps configure install test test-unit demo bench-dataplane bench-controller clean format
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 deps:
 	scripts/deps.sh
+
+# The binary, its man page, the systemd unit, the bash completion and the
+# example config under $(DESTDIR)$(PREFIX); see cmake/install.cmake.
+install: all
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 configure:
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)

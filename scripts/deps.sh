@@ -16,6 +16,10 @@ packages=(
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
 	# CLI tests: the metrics endpoint checked by promtool, top driven in tmux
 	curl tmux prometheus
+	# deployment artifacts and their checks: man page lint (groff, man-db),
+	# systemd-analyze verify, promtool (shipped by), manifest
+	# parsing and Kubernetes API models (python3-kubernetes)
+	groff-base man-db systemd prometheus python3 python3-yaml python3-kubernetes
 	# demo and benchmark plots
 	gnuplot-nox
 )
@@ -38,4 +42,28 @@ fi
 echo "deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
+
+# These are build and test tools: none of their daemons may start. The
+# prometheus package is wanted for promtool alone, and its postinst would
+# otherwise start a Prometheus server on :9090. A policy-rc.d answering 101
+# ("action forbidden") tells invoke-rc.d to start nothing; one that was there
+# already is the admin's and is left as it is.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	own_policy=1
+	trap 'rm -f "$policy"' EXIT
+fi
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ "$own_policy" -eq 1 ]; then
+	rm -f "$policy"
+	trap - EXIT
+fi
+
+# policy-rc.d stops the start, not the enabling: on a host booted with
+# systemd, keep a freshly installed prometheus from starting at next boot.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+	systemctl disable prometheus.service >/dev/null 2>&1 || true
+fi

@@ -17,9 +17,9 @@ packages=(
 	# CLI tests: the metrics endpoint checked by promtool, top driven in tmux
 	curl tmux prometheus
 	# deployment artifacts and their checks: man page lint (groff, man-db),
-	# systemd-analyze verify, promtool (shipped by), manifest
+	# systemd-analyze verify, promtool (shipped by prometheus, above), manifest
 	# parsing and Kubernetes API models (python3-kubernetes)
-	groff-base man-db systemd prometheus python3 python3-yaml python3-kubernetes
+	groff-base man-db systemd python3 python3-yaml python3-kubernetes
 	# demo and benchmark plots
 	gnuplot-nox
 )

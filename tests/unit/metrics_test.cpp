@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -111,6 +113,75 @@ TEST(Metrics, ValuesAndLabels) {
   has("edgeshed_tick_seconds_count 3");
   // A signal never sampled has no value sample, rather than a fake 0.
   EXPECT_EQ(text.find(R"(edgeshed_signal_value{signal="memory)"), std::string::npos);
+}
+
+// deploy/metrics.txt is what the alerts and the dashboard are checked
+// against: the exposition must have exactly its families, types and labels.
+TEST(Metrics, MatchesTheContractOfTheDeployFiles) {
+  std::ifstream in(std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "deploy" /
+                   "metrics.txt");
+  ASSERT_TRUE(in);
+  struct Family {
+    std::string type;
+    std::map<std::string, std::set<std::string>> labels;  // empty set: any value
+  };
+  std::map<std::string, Family> contract;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string name;
+    Family f;
+    words >> name >> f.type;
+    for (std::string label; words >> label;) {
+      auto eq = label.find('=');
+      std::set<std::string> values;
+      if (eq != std::string::npos) {
+        std::istringstream vs(label.substr(eq + 1));
+        for (std::string v; std::getline(vs, v, '|');) values.insert(v);
+      }
+      f.labels[label.substr(0, eq)] = values;
+    }
+    contract[name] = f;
+  }
+  ASSERT_GE(contract.size(), 20u);
+
+  const auto text = render_metrics(sample_snapshot());
+  std::map<std::string, std::string> types;
+  const std::regex sample_re(R"(^([a-z_]+)(?:\{([^}]*)\})? \S+$)");
+  const std::regex label_re(R"re(([a-z_]+)="((?:[^"\\]|\\.)*)")re");
+  for (const auto& l : lines_of(text)) {
+    if (l.rfind("# TYPE ", 0) == 0) {
+      std::istringstream w(l.substr(7));
+      std::string name, type;
+      w >> name >> type;
+      types[name] = type;
+      continue;
+    }
+    if (l[0] == '#') continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(l, m, sample_re)) << l;
+    std::string name = m[1];
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      const std::string base = name.substr(0, name.size() - std::string(suffix).size());
+      if (name.ends_with(suffix) && contract.count(base) && contract[base].type == "histogram") {
+        name = base;
+      }
+    }
+    ASSERT_TRUE(contract.count(name)) << "not in deploy/metrics.txt: " << l;
+    const std::string labels = m[2];
+    for (auto it = std::sregex_iterator(labels.begin(), labels.end(), label_re);
+         it != std::sregex_iterator(); ++it) {
+      const std::string key = (*it)[1], value = (*it)[2];
+      if (key == "le" && contract[name].type == "histogram") continue;
+      ASSERT_TRUE(contract[name].labels.count(key)) << "label " << key << " not in the contract: " << l;
+      const auto& allowed = contract[name].labels[key];
+      EXPECT_TRUE(allowed.empty() || allowed.count(value)) << "value " << value << ": " << l;
+    }
+  }
+  for (const auto& [name, f] : contract) {
+    ASSERT_TRUE(types.count(name)) << "contract metric not exported: " << name;
+    EXPECT_EQ(types[name], f.type) << name;
+  }
 }
 
 TEST(Metrics, LabelEscaping) {

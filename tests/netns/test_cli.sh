@@ -128,7 +128,7 @@ pass "/metrics passes promtool: $(grep -c '^# TYPE' "$work/metrics") families, $
 
 # top in tmux: a frame with sparklines; q quits, Ctrl-C too, terminal restored.
 # A bounded trickle of refused connections, so the capture shows shed rates.
-(for i in $(seq 60); do in_cli "$TCP_TOOL" connect $SRV_V4 8080 300 >/dev/null; sleep 0.05; done) &
+(for i in $(seq 150); do in_cli "$TCP_TOOL" connect $SRV_V4 8080 300 >/dev/null || true; sleep 0.05; done) &
 LAB_PIDS+=($!)
 for key in q C-c; do
 	session=es-top-$$-$key
@@ -149,6 +149,8 @@ for want in "edgeshed top" "pressure (last minute)" "shed/s normal" "level criti
 	grep -qF "$want" "$work/top-q.txt" || fail "top frame lacks '$want':
 $(cat "$work/top-q.txt")"
 done
+echo "--- edgeshed status, while the trickle is shed"
+es status --iface "$SRV_IF" --interval 1
 echo "--- edgeshed top (tmux capture-pane)"
 sed 's/[[:space:]]*$//' "$work/top-q.txt" | grep -v '^$'
 pass "top draws, and exits on q and on Ctrl-C with the terminal restored"

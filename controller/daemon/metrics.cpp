@@ -1,5 +1,7 @@
 #include "daemon/metrics.h"
 
+#include "signals/prometheus_text.h"
+
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -51,7 +53,7 @@ class Writer {
     out_ << "{";
     bool first = true;
     for (const auto& [k, v] : ls) {
-      out_ << (first ? "" : ",") << k << "=\"" << escape_label(v) << "\"";
+      out_ << (first ? "" : ",") << k << "=\"" << signals::escape_label_value(v) << "\"";
       first = false;
     }
     out_ << "}";
@@ -97,21 +99,6 @@ void TickHistogram::observe(double seconds) {
   }
   ++count_;
   sum_ += seconds;
-}
-
-std::string escape_label(std::string_view value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 std::string render_metrics(const MetricsSnapshot& s) {

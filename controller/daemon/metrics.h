@@ -65,7 +65,4 @@ struct MetricsSnapshot {
 
 std::string render_metrics(const MetricsSnapshot& s);
 
-// Escapes a label value: backslash, double quote and newline.
-std::string escape_label(std::string_view value);
-
 }  // namespace edgeshed::daemon

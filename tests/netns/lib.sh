@@ -78,6 +78,16 @@ serve() {
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# wait_for WHAT CMD...: polls CMD for up to 15 s; on time-out shows the
+# daemon's log (the file named by $log, when a test has one) and fails.
+wait_for() {
+	local what=$1 i
+	shift
+	for i in $(seq 150); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	if [ -n "${log:-}" ] && [ -f "$log" ]; then echo "--- daemon log"; cat "$log"; fi
+	fail "timed out waiting for: $what"
+}
 pass() { echo "ok: $*"; }
 
 # expect_connect OUTCOME ADDR PORT: the client's connect ends in OUTCOME.

@@ -54,13 +54,6 @@ log=$work/daemon.log
 nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$work/edgeshed.toml" >"$log" 2>&1 &
 DAEMON=$!
 LAB_PIDS+=("$DAEMON")
-wait_for() {
-	local what=$1 i
-	shift
-	for i in $(seq 100); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	echo "--- daemon log"; cat "$log"
-	fail "timed out waiting for: $what"
-}
 # One interface asked for: its object, with the daemon beside it.
 status_json() { es status --iface "$SRV_IF" --json --interval 0.2; }
 jq_is() { [ "$(status_json | jq -r "$1")" = "$2" ]; }

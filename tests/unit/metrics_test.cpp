@@ -1,6 +1,7 @@
 // The Prometheus exposition: every family has HELP and TYPE once, before
 // its samples; names and labels follow the conventions; values are exact.
 #include "daemon/metrics.h"
+#include "signals/prometheus_text.h"
 
 #include <gtest/gtest.h>
 
@@ -185,7 +186,7 @@ TEST(Metrics, MatchesTheContractOfTheDeployFiles) {
 }
 
 TEST(Metrics, LabelEscaping) {
-  EXPECT_EQ(escape_label("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(signals::escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
 }
 
 }  // namespace

@@ -72,8 +72,11 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	barrier_var(th);
 	if ((void *)(th + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
-	/* Established flows leave here, having paid for nothing else. */
-	if ((tcp_flag_byte(th) & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN)
+	/* Established flows leave here, having paid for nothing else. A RST
+	 * is no connection attempt: a listener ignores it (RFC 9293 3.10.7.2)
+	 * and it must never be answered with a RST. */
+	if ((tcp_flag_byte(th) &
+	     (TCP_FLAG_SYN | TCP_FLAG_ACK | TCP_FLAG_RST)) != TCP_FLAG_SYN)
 		return EDGESHED_PARSE_OTHER;
 	if (th->doff < TCP_MIN_DOFF)
 		return EDGESHED_PARSE_UNPARSED;

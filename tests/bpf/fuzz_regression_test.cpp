@@ -53,6 +53,44 @@ TEST_P(FuzzRegressionTest, SynWithRstIsNotANewConnection) {
   }
 }
 
+// A TCP header cut short by the IP length is unparsed, whatever bytes the
+// frame carries after the IP packet. The flags were read from that padding,
+// so the count depended on it: unparsed, or not counted at all.
+TEST_P(FuzzRegressionTest, TcpHeaderCutByTheIpLengthIsUnparsed) {
+  for (uint8_t flags : {kAck, uint8_t(kPsh | kAck), kFin, kSyn}) {
+    TcpSpec t;
+    t.flags = flags;
+    t.ack = 1;
+    // The whole header is in the frame, but the last byte is not in the IP packet.
+    expect_passes(PacketBuilder()
+                      .ipv4("192.0.2.1", "198.51.100.2")
+                      .tcp(t)
+                      .ip_total_length_override(20 + 19)
+                      .build(),
+                  EDGESHED_GCTR_UNPARSED, "v4");
+    expect_passes(PacketBuilder()
+                      .ipv6("2001:db8::1", "2001:db8::2")
+                      .tcp(t)
+                      .ip_total_length_override(19)
+                      .build(),
+                  EDGESHED_GCTR_UNPARSED, "v6");
+  }
+}
+
+// An IPv6 fragment header that starts inside the payload length but ends
+// past it is unparsed. Its flags were read from the padding, which made it
+// a fragment when they happened to have MF or an offset.
+TEST_P(FuzzRegressionTest, Ipv6FragmentHeaderPastThePayloadIsUnparsed) {
+  for (uint16_t payload_len : {8, 9, 15}) {
+    expect_passes(PacketBuilder::syn_v6()
+                      .ipv6_ext(IPPROTO_DSTOPTS, 8)
+                      .ipv6_fragment(0, true)
+                      .ip_total_length_override(payload_len)
+                      .build(),
+                  EDGESHED_GCTR_UNPARSED, "fragment header cut by the payload length");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Entries, FuzzRegressionTest, ::testing::Values(Entry::kXdp, Entry::kTc),
                          entry_name);
 

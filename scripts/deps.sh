@@ -14,6 +14,8 @@ packages=(
 	nlohmann-json3-dev libcpp-httplib-dev libsystemd-dev
 	# tests
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
+	# fuzzing: libFuzzer and the sanitizer runtimes of clang 14
+	libclang-rt-14-dev
 	# demo and benchmark plots
 	gnuplot-nox
 )

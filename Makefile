@@ -57,6 +57,15 @@ fuzz: deps
 		./packet_fuzz --gtest_brief=1 --gtest_filter='Phases/*' || rc=1; \
 	exit $$rc
 
+# The soak: the lab for SOAK_SECONDS (600) under alternating overload and
+# calm; fails on memory or fd growth in the daemon, counter drift or level
+# flapping (tests/netns/soak.sh says how each is measured).
+SOAK_SECONDS ?= 600
+soak: deps
+	$(MAKE) all
+	SOAK_SECONDS=$(SOAK_SECONDS) EDGESHED=$(BUILD)/edgeshed TCP_TOOL=$(BUILD)/tcp_tool \
+		REFSERVER=$(BUILD)/refserver LOADGEN=$(BUILD)/loadgen bash tests/netns/soak.sh
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' | grep -v '^bpf/')
 

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Reproduction of an open bug, not a ctest case (it exits 1 while the bug is
+# there): the tracker (tp_btf/inet_sock_set_state) counts established
+# connections on a protected port in every network namespace of the host,
+# not only in the one whose interface edgeshed is attached to. Found by the
+# soak: other labs serving port 80 on the same host raised the in-flight
+# count, and the level went critical with no load at all.
+#
+# Attaches to the server namespace's interface (port 80, observe mode),
+# then holds 5 connections to port 80 inside a third namespace that
+# edgeshed knows nothing of. The attached interface's in-flight must stay 0.
+#   EDGESHED=build/edgeshed TCP_TOOL=build/tcp_tool REFSERVER=build/refserver \
+#       bash tests/netns/known_bug_tracker_netns.sh
+source "$(dirname "$0")/lib.sh"
+: "${REFSERVER:?path of the refserver binary}"
+
+OTHER_NS="es-oth-$LAB_ID"
+lab_up
+trap 'rc=$?; ip netns del "$OTHER_NS" 2>/dev/null; (exit $rc); lab_cleanup' EXIT
+ip netns add "$OTHER_NS"
+ip netns exec "$OTHER_NS" ip link set lo up
+
+in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook xdp-generic --port 80 --mode observe \
+	--heartbeat-timeout-ms 0 >/dev/null
+inflight() { "$EDGESHED" status --iface "$SRV_IF" --json | jq '[.classes[].inflight] | add'; }
+[ "$(inflight)" = 0 ] || fail "in-flight $(inflight) right after attach"
+
+# A service on port 80 in the other namespace that holds each request 5 s.
+ip netns exec "$OTHER_NS" "$REFSERVER" --port 80 --workers 5 --service-ms 5000 --metrics-port 0 \
+	--duration-s 30 >/dev/null 2>&1 &
+LAB_PIDS+=($!)
+for i in $(seq 50); do
+	ip netns exec "$OTHER_NS" "$TCP_TOOL" connect 127.0.0.1 80 200 >/dev/null 2>&1 && break
+	[ "$i" -lt 50 ] || fail "no service on port 80 in $OTHER_NS"
+	sleep 0.1
+done
+# Five requests, each held by a worker: five established connections.
+ip netns exec "$OTHER_NS" bash -c '
+	for i in 1 2 3 4 5; do
+		exec {fd}<>/dev/tcp/127.0.0.1/80
+		printf "GET / HTTP/1.1\r\nHost: lab\r\n\r\n" >&$fd
+	done
+	sleep 4' &
+LAB_PIDS+=($!)
+for _ in $(seq 50); do
+	[ "$(ss -N "$OTHER_NS" -Htn state established '( sport = :80 )' | wc -l)" -ge 5 ] && break
+	sleep 0.1
+done
+other=$(ss -N "$OTHER_NS" -Htn state established '( sport = :80 )' | wc -l)
+got=$(inflight)
+echo "established on port 80 in $OTHER_NS: $other; in-flight of $SRV_IF ($SRV_NS): $got"
+[ "$got" = 0 ] || fail "the tracker counted $got connections of another network namespace"
+pass "in-flight counts only the attached namespace"

@@ -1,13 +1,19 @@
 // libFuzzer target: the daemon's configuration file (config::parse_config),
-// which a SIGHUP feeds whatever an operator saved. Besides not crashing: an
-// error is reported as "file:line:column: ..." on every line, as the README
-// promises, and a parse is a pure function of the text.
+// which a SIGHUP feeds whatever an operator saved, then the parameters of
+// each signal whose kind has a pure options parser (prometheus, probe,
+// netstat: what the daemon checks before it starts a source). Besides not
+// crashing: an error is reported as "file:line:column: ..." on every line,
+// as the README promises, and a parse is a pure function of the text.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "config/config.h"
 #include "fuzz_check.h"
+#include "signals/netstat_signal.h"
+#include "signals/probe_signal.h"
+#include "signals/prometheus_signal.h"
 
 namespace {
 
@@ -35,7 +41,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_error_lines(config.error().message);
     return 0;
   }
-  // What the daemon does next with a good config.
+  // What the daemon does next with a good config: the law's settings, and
+  // each signal's parameters (no source is built: those start threads).
   (void)config->law_config();
+  using edgeshed::config::SignalKind;
+  for (const auto& signal : config->signals) {
+    std::optional<std::string> error;
+    if (signal.kind == SignalKind::kPrometheus) {
+      if (auto o = edgeshed::signals::prometheus_options(signal); !o) error = o.error().message;
+    } else if (signal.kind == SignalKind::kProbe) {
+      if (auto o = edgeshed::signals::probe_options(signal); !o) error = o.error().message;
+    } else if (signal.kind == SignalKind::kNetstat) {
+      if (auto o = edgeshed::signals::netstat_options(signal); !o) error = o.error().message;
+    }
+    if (error) check_error_lines(*error);
+  }
   return 0;
 }

@@ -18,7 +18,13 @@ set(EDGESHED_FUZZ_CORE_SOURCES
     controller/config/config.cpp controller/config/duration.cpp
     controller/config/ip_prefix.cpp controller/config/toml_reader.cpp
     controller/signals/prometheus_text.cpp controller/signals/histogram.cpp
-    controller/signals/psi_signal.cpp controller/signals/netstat.cpp)
+    controller/signals/psi_signal.cpp controller/signals/netstat.cpp
+    # The options parsers of the signal kinds the config target checks, and
+    # what their sources need to link (nothing of it runs).
+    controller/signals/signal_params.cpp controller/signals/prometheus_signal.cpp
+    controller/signals/probe_signal.cpp controller/signals/netstat_signal.cpp
+    controller/signals/http_client.cpp controller/signals/net_io.cpp
+    controller/signals/periodic_worker.cpp)
 # The law's vocabulary (to_string, defaults) that the config refers to.
 file(GLOB EDGESHED_FUZZ_LAW_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
      ${EDGESHED_SOURCE_DIR}/controller/law/*.cpp)

@@ -139,6 +139,9 @@ constexpr Phase kPhases[] = {
 };
 
 std::string phase_name(const ::testing::TestParamInfo<Phase>& info) { return info.param.name; }
+// The parameter as gtest prints it, which ctest's test names carry: the
+// name, not the bytes of a struct holding a pointer.
+void PrintTo(const Phase& phase, std::ostream* os) { *os << phase.name; }
 
 // The policy of every phase: critical admitted, normal shed by half on the
 // source hash, background at its in-flight cap (1 of 1).

@@ -70,10 +70,14 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	/* Keeps clang from recomputing th after the check, which the verifier
 	 * would see as an unchecked pointer. */
 	barrier_var(th);
-	if ((void *)(th + 1) > data_end)
+	/* Bytes past the IP length are link-layer padding, not a header. */
+	if ((void *)(th + 1) > data_end || l4_len < sizeof(*th))
 		return EDGESHED_PARSE_UNPARSED;
-	/* Established flows leave here, having paid for nothing else. */
-	if ((tcp_flag_byte(th) & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN)
+	/* Established flows leave here, having paid for nothing else. A RST
+	 * is no connection attempt: a listener ignores it (RFC 9293 3.10.7.2)
+	 * and it must never be answered with a RST. */
+	if ((tcp_flag_byte(th) &
+	     (TCP_FLAG_SYN | TCP_FLAG_ACK | TCP_FLAG_RST)) != TCP_FLAG_SYN)
 		return EDGESHED_PARSE_OTHER;
 	if (th->doff < TCP_MIN_DOFF)
 		return EDGESHED_PARSE_UNPARSED;
@@ -156,7 +160,8 @@ static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
 			break;
 		case NEXTHDR_FRAGMENT:
 			frag = (void *)(ip6h + 1) + ext_off;
-			if ((void *)(frag + 1) > data_end)
+			if ((void *)(frag + 1) > data_end ||
+			    ext_off + sizeof(*frag) > payload_len)
 				return EDGESHED_PARSE_UNPARSED;
 			/* An atomic fragment (RFC 6946) is a whole packet. */
 			if (bpf_ntohs(frag->frag_off) &

@@ -20,6 +20,8 @@ packages=(
 	# systemd-analyze verify, promtool (shipped by prometheus, above), manifest
 	# parsing and Kubernetes API models (python3-kubernetes)
 	groff-base man-db systemd python3 python3-yaml python3-kubernetes
+	# fuzzing: libFuzzer and the sanitizer runtimes of clang 14
+	libclang-rt-14-dev
 	# demo and benchmark plots
 	gnuplot-nox
 )

@@ -717,7 +717,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source_name)
   } catch (const toml::parse_error& error) {
     const toml::source_position where = error.source().begin;
     return make_error(std::string(source_name) + ":" + std::to_string(where.line) + ":" +
-                      std::to_string(where.column) + ": " + std::string(error.description()));
+                      std::to_string(where.column) + ": " +
+                      escape_control_chars(error.description()));
   }
   ConfigErrors errors(source_name);
   Config config = parse_document(document, source_name, errors);

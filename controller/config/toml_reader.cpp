@@ -10,9 +10,28 @@
 
 namespace edgeshed::config {
 
+std::string escape_control_chars(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      out += {'\\', 'x', kHex[u >> 4], kHex[u & 15]};
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void ConfigErrors::add(const toml::source_region& where, const std::string& message) {
   lines_.push_back(source_name_ + ":" + std::to_string(where.begin.line) + ":" +
-                   std::to_string(where.begin.column) + ": " + message);
+                   std::to_string(where.begin.column) + ": " + escape_control_chars(message));
 }
 
 std::string ConfigErrors::joined() const {

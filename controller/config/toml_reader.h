@@ -30,6 +30,11 @@ class ConfigErrors {
   std::vector<std::string> lines_;
 };
 
+// The text with its control characters (a newline, say, inside a quoted
+// value or in what the TOML parser saw) written as escapes, so that one
+// error stays one line. Tabs are kept.
+std::string escape_control_chars(std::string_view text);
+
 // How a number range's ends are written in messages and checked.
 enum class Bounds { kClosed, kOpenMin, kOpenMax, kOpen };
 

@@ -150,7 +150,10 @@ void ParamReader::check_stale_after(std::chrono::nanoseconds interval,
 Status ParamReader::finish() const {
   if (errors_.empty()) return {};
   std::string message;
-  for (const std::string& e : errors_) message += (message.empty() ? "" : "\n") + e;
+  // One line per error: a value quoted in it may hold a newline.
+  for (const std::string& e : errors_) {
+    message += (message.empty() ? "" : "\n") + config::escape_control_chars(e);
+  }
   return make_error(message);
 }
 

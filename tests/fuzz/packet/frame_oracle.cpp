@@ -1,0 +1,169 @@
+#include "fuzz/packet/frame_oracle.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+
+namespace edgeshed::testing {
+namespace {
+
+constexpr size_t kEthernetLen = 14;
+constexpr size_t kVlanLen = 4;
+constexpr size_t kMaxVlanTags = 2;
+constexpr size_t kIpv4MinLen = 20;
+constexpr size_t kIpv6Len = 40;
+constexpr size_t kMaxIpv6Ext = 6;
+constexpr size_t kTcpMinLen = 20;
+
+constexpr uint8_t kFin = 0x01;
+constexpr uint8_t kSyn = 0x02;
+constexpr uint8_t kRst = 0x04;
+constexpr uint8_t kAck = 0x10;
+
+// A bounded view that never reads past its end: every accessor checks, so
+// the oracle itself cannot be the thing that misreads a truncated frame.
+class Cursor {
+ public:
+  explicit Cursor(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  size_t size() const { return bytes_.size(); }
+  bool has(size_t off, size_t len) const {
+    return off <= bytes_.size() && len <= bytes_.size() - off;
+  }
+  uint8_t u8(size_t off) const { return bytes_[off]; }
+  uint16_t u16(size_t off) const {
+    return static_cast<uint16_t>(bytes_[off] << 8 | bytes_[off + 1]);
+  }
+  uint32_t u32(size_t off) const { return static_cast<uint32_t>(u16(off)) << 16 | u16(off + 2); }
+  Cursor sub(size_t off, size_t len) const { return Cursor(bytes_.subspan(off, len)); }
+  void copy(size_t off, size_t len, uint8_t* out) const {
+    std::copy_n(bytes_.begin() + static_cast<long>(off), len, out);
+  }
+
+ private:
+  std::span<const uint8_t> bytes_;
+};
+
+FrameVerdict verdict(FrameKind kind, std::string why) {
+  FrameVerdict v;
+  v.kind = kind;
+  v.why = std::move(why);
+  return v;
+}
+
+// The TCP segment as the IP layer delimits it.
+FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
+  if (!seg.has(0, kTcpMinLen)) return verdict(FrameKind::kUnparsed, "TCP header cut short");
+  const uint8_t flags = seg.u8(13);
+  if (!(flags & kSyn)) return verdict(FrameKind::kOther, "TCP without SYN");
+  if (flags & kAck) return verdict(FrameKind::kOther, "SYN with ACK");
+  if (flags & kRst) return verdict(FrameKind::kOther, "SYN with RST");
+  const size_t header_len = static_cast<size_t>(seg.u8(12) >> 4) * 4;
+  if (header_len < kTcpMinLen) return verdict(FrameKind::kUnparsed, "TCP data offset below 5");
+  if (header_len > seg.size())
+    return verdict(FrameKind::kUnparsed, "TCP data offset past the segment");
+  v.kind = FrameKind::kNewConnection;
+  v.why = (flags & kFin) ? "SYN with FIN" : "SYN";
+  v.sport = seg.u16(0);
+  v.dport = seg.u16(2);
+  v.seq = seg.u32(4);
+  v.tcp_flags = flags;
+  v.payload_len = static_cast<uint32_t>(seg.size() - header_len);
+  return v;
+}
+
+FrameVerdict classify_ipv4(Cursor l3, FrameVerdict v) {
+  if (!l3.has(0, kIpv4MinLen)) return verdict(FrameKind::kUnparsed, "IPv4 header cut short");
+  if (l3.u8(0) >> 4 != 4) return verdict(FrameKind::kUnparsed, "IPv4 ethertype, version not 4");
+  const size_t header_len = static_cast<size_t>(l3.u8(0) & 0x0f) * 4;
+  const size_t total = l3.u16(2);
+  if (header_len < kIpv4MinLen) return verdict(FrameKind::kUnparsed, "IHL below 5");
+  if (total < header_len) return verdict(FrameKind::kUnparsed, "total length below the IHL");
+  if (total > l3.size()) return verdict(FrameKind::kUnparsed, "total length past the frame");
+  const Cursor packet = l3.sub(0, total);  // the rest is padding
+  const uint16_t frag = packet.u16(6);
+  if (frag & 0x2000) return verdict(FrameKind::kFragment, "IPv4 MF");
+  if (frag & 0x1fff) return verdict(FrameKind::kFragment, "IPv4 fragment offset");
+  if (packet.u8(9) != IPPROTO_TCP) return verdict(FrameKind::kOther, "IPv4, not TCP");
+  v.family = AF_INET;
+  packet.copy(12, 4, v.src.data());
+  packet.copy(16, 4, v.dst.data());
+  return classify_tcp(packet.sub(header_len, total - header_len), std::move(v));
+}
+
+FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
+  if (!l3.has(0, kIpv6Len)) return verdict(FrameKind::kUnparsed, "IPv6 header cut short");
+  if (l3.u8(0) >> 4 != 6) return verdict(FrameKind::kUnparsed, "IPv6 ethertype, version not 6");
+  const size_t payload_len = l3.u16(4);
+  if (kIpv6Len + payload_len > l3.size())
+    return verdict(FrameKind::kUnparsed, "payload length past the frame");
+  const Cursor payload = l3.sub(kIpv6Len, payload_len);  // the rest is padding
+  uint8_t next = l3.u8(6);
+  size_t pos = 0;
+  for (size_t walked = 0;; ++walked) {
+    if (next == IPPROTO_TCP) break;
+    const bool is_ext = next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING ||
+                        next == IPPROTO_DSTOPTS || next == IPPROTO_FRAGMENT;
+    if (walked == kMaxIpv6Ext)
+      return verdict(FrameKind::kUnparsed, "more than six extension headers");
+    if (!is_ext) return verdict(FrameKind::kOther, "IPv6, not TCP");
+    size_t len = 8;
+    if (next != IPPROTO_FRAGMENT) {
+      if (!payload.has(pos, 2)) return verdict(FrameKind::kUnparsed, "extension header cut short");
+      len = (static_cast<size_t>(payload.u8(pos + 1)) + 1) * 8;
+    }
+    if (!payload.has(pos, len))
+      return verdict(FrameKind::kUnparsed, "extension header past the payload");
+    if (next == IPPROTO_FRAGMENT) {
+      const uint16_t off_flags = payload.u16(pos + 2);
+      if (off_flags & 0x0001) return verdict(FrameKind::kFragment, "IPv6 M flag");
+      if (off_flags & 0xfff8) return verdict(FrameKind::kFragment, "IPv6 fragment offset");
+    }
+    next = payload.u8(pos);
+    pos += len;
+  }
+  v.family = AF_INET6;
+  l3.copy(8, 16, v.src.data());
+  l3.copy(24, 16, v.dst.data());
+  return classify_tcp(payload.sub(pos, payload_len - pos), std::move(v));
+}
+
+}  // namespace
+
+const char* to_string(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kUnparsed:
+      return "unparsed";
+    case FrameKind::kFragment:
+      return "fragment";
+    case FrameKind::kOther:
+      return "other";
+    case FrameKind::kNewConnection:
+      return "new connection";
+  }
+  return "?";
+}
+
+FrameVerdict classify_frame(std::span<const uint8_t> frame) {
+  const Cursor f(frame);
+  if (!f.has(0, kEthernetLen)) return verdict(FrameKind::kUnparsed, "Ethernet header cut short");
+  size_t off = 12;  // the ethertype (or TPID) field
+  size_t tags = 0;
+  uint16_t type = f.u16(off);
+  while (type == 0x8100 || type == 0x88a8) {
+    if (tags == kMaxVlanTags) return verdict(FrameKind::kUnparsed, "a third VLAN tag");
+    if (!f.has(off + 2, kVlanLen)) return verdict(FrameKind::kUnparsed, "VLAN tag cut short");
+    off += kVlanLen;
+    type = f.u16(off);
+    ++tags;
+  }
+  FrameVerdict v;
+  v.l3_offset = off + 2;
+  v.vlan_tags = tags;
+  const Cursor l3 = f.sub(v.l3_offset, f.size() - v.l3_offset);
+  if (type == 0x0800) return classify_ipv4(l3, std::move(v));
+  if (type == 0x86dd) return classify_ipv6(l3, std::move(v));
+  return verdict(FrameKind::kOther, "not IP");
+}
+
+}  // namespace edgeshed::testing

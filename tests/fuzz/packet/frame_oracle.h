@@ -1,0 +1,64 @@
+// An oracle for the packet fuzzer: what the data plane must make of a frame,
+// written from the README's rules in plain C++ and sharing no code with
+// bpf/parse.bpf.h, so that a disagreement between the two means one of them
+// is wrong.
+//
+// The rules, in the order they apply:
+//  - Ethernet, then at most two VLAN tags (802.1Q or 802.1ad, any order);
+//    a third tag is more than the data plane walks: unparsed.
+//  - IPv4: version 4, IHL >= 5, total length >= IHL x 4 and within the
+//    frame, or unparsed. Bytes after the total length are link-layer
+//    padding and belong to no header. MF or a fragment offset: fragment.
+//  - IPv6: version 6, 40 + payload length within the frame, or unparsed.
+//    Hop-by-hop, routing, destination options and fragment headers are
+//    walked, at most six; each must lie within the payload length, or
+//    unparsed. A fragment header with an offset or MF is a fragment; one
+//    with neither (an atomic fragment, RFC 6946) is skipped like any other
+//    extension header. After six, anything but TCP is unparsed: the data
+//    plane's stated limit, it does not look past a chain that long.
+//  - Any other L3 or L4 protocol: other (passes, not counted).
+//  - TCP: a header shorter than 20 bytes within the IP length is unparsed.
+//    Only SYN without ACK and without RST is looked at further; any other
+//    segment is other, whatever its data offset. A RST is never a
+//    connection attempt (RFC 9293 3.10.7.2: a listener ignores it, and
+//    3.10.7.1: a RST is never answered by a RST). SYN with FIN is one: the
+//    RST that refuses it acknowledges the FIN too. A data offset below 5 or
+//    beyond the segment is unparsed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace edgeshed::testing {
+
+enum class FrameKind {
+  kUnparsed,       // truncated or malformed: passes, counted as unparsed
+  kFragment,       // IP fragment: passes, counted as fragment
+  kOther,          // anything else that is not a new connection: passes
+  kNewConnection,  // SYN without ACK or RST: classified by its port
+};
+
+const char* to_string(FrameKind kind);
+
+struct FrameVerdict {
+  FrameKind kind = FrameKind::kUnparsed;
+  std::string why;  // for failure messages: which rule decided
+
+  // Filled in for kNewConnection only.
+  int family = 0;  // AF_INET or AF_INET6
+  size_t l3_offset = 0;
+  size_t vlan_tags = 0;
+  std::array<uint8_t, 16> src{};  // IPv4 uses the first 4 bytes
+  std::array<uint8_t, 16> dst{};
+  uint16_t sport = 0;
+  uint16_t dport = 0;
+  uint32_t seq = 0;
+  uint8_t tcp_flags = 0;
+  uint32_t payload_len = 0;  // TCP payload within the IP length
+};
+
+FrameVerdict classify_frame(std::span<const uint8_t> frame);
+
+}  // namespace edgeshed::testing

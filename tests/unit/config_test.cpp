@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -851,6 +855,43 @@ TEST(IpPrefixTest, RejectsMalformed) {
             "host bits set; did you mean \"2001:db8::/32\"?");
 }
 
+
+// The config reference is examples/edgeshed.toml: every key the parser or a
+// signal kind reads must be documented there.
+TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
+  auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const auto root = std::filesystem::path(__FILE__).parent_path() / ".." / "..";
+  const std::string example = read(root / "examples" / "edgeshed.toml");
+  std::set<std::string> keys;
+  const std::regex config_key(R"re(reader\.(?:duration|number|integer|boolean|string|choice)\("([a-z_]+)")re");
+  const std::string config_src = read(root / "controller" / "config" / "config.cpp");
+  for (auto it = std::sregex_iterator(config_src.begin(), config_src.end(), config_key);
+       it != std::sregex_iterator(); ++it) {
+    keys.insert((*it)[1]);
+  }
+  const std::regex param_list(R"re(ParamReader \w+\(cfg, "[a-z_]+",\s*\{([^}]*)\})re");
+  const std::regex quoted(R"re("([a-z_]+)")re");
+  for (const auto& e : std::filesystem::directory_iterator(root / "controller" / "signals")) {
+    const std::string src = read(e.path());
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), param_list);
+         it != std::sregex_iterator(); ++it) {
+      const std::string list = (*it)[1];
+      for (auto q = std::sregex_iterator(list.begin(), list.end(), quoted);
+           q != std::sregex_iterator(); ++q) {
+        keys.insert((*q)[1]);
+      }
+    }
+  }
+  EXPECT_GE(keys.size(), 60u) << "the key extraction found too little to mean anything";
+  for (const auto& key : keys) {
+    const std::regex mentioned("(^|[\\s#(,])" + key + "([\\s=,:)]|$)");
+    EXPECT_TRUE(std::regex_search(example, mentioned))
+        << key << " is read by the code but not documented in examples/edgeshed.toml";
+  }
+}
 
 TEST(ConfigTest, MetricsListenAddress) {
   auto v6 = parse_config("[metrics]\nlisten = \"[::1]:9100\"\n", "m.toml");

@@ -16,6 +16,9 @@ packages=(
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
 	# demo and benchmark plots
 	gnuplot-nox
+	# benchmarks: the alternatives to edgeshed, and tools of the lab.
+	# nginx and haproxy run only inside a bench's namespace, never as services.
+	nftables iptables nginx haproxy ethtool gawk
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -35,5 +38,22 @@ fi
 
 echo "deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Installing nginx or haproxy must not start them as system services: for
+# the length of the install, invoke-rc.d is told no (policy-rc.d exit 101),
+# unless the machine already has a policy of its own.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# deps.sh: no service starts during its install\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# A service that the install enabled for the next boot is disabled again, for
+# the packages this run installed only.
+if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+	for svc in nginx haproxy; do
+		[[ " ${missing[*]} " == *" $svc "* ]] && systemctl disable --now "$svc" >/dev/null 2>&1 || true
+	done
+fi

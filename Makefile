@@ -41,9 +41,9 @@ demo: deps
 # then writes BENCHMARKS.md and docs/bench/*.png from the results.
 BENCH_OUT ?= $(BUILD)/bench
 BENCH_TOOLS = edgeshed tcp_tool refserver loadgen synflood bench_dataplane baseline_skel
-BENCH_ENV = EDGESHED=$(BUILD)/edgeshed TCP_TOOL=$(BUILD)/tcp_tool REFSERVER=$(BUILD)/refserver \
-	LOADGEN=$(BUILD)/loadgen SYNFLOOD=$(BUILD)/synflood BPF_OUT=$(BUILD)/bpf BENCH_DATAPLANE=$(BUILD)/bench_dataplane \
-	BENCH_OUT=$(abspath $(BENCH_OUT))
+B = $(abspath $(BUILD))
+BENCH_ENV = EDGESHED=$(B)/edgeshed TCP_TOOL=$(B)/tcp_tool REFSERVER=$(B)/refserver LOADGEN=$(B)/loadgen \
+	SYNFLOOD=$(B)/synflood BPF_OUT=$(B)/bpf BENCH_DATAPLANE=$(B)/bench_dataplane BENCH_OUT=$(abspath $(BENCH_OUT))
 
 bench-tools: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target $(BENCH_TOOLS)
@@ -51,7 +51,8 @@ bench-tools: deps configure
 bench: bench-tools
 	@rm -f $(BENCH_OUT)/run.log
 	@mkdir -p $(BENCH_OUT)
-	@echo "make bench: started $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee $(BENCH_OUT)/run.log
+	@echo "make bench: started $$(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average $$(cut -d' ' -f1-3 /proc/loadavg)" | \
+		tee $(BENCH_OUT)/run.log
 	$(MAKE) --no-print-directory bench-dataplane bench-synflood bench-refusal bench-overload \
 		bench-controller BENCH_SKIP_TOOLS=1 2>&1 | tee -a $(BENCH_OUT)/run.log; \
 		test $${PIPESTATUS[0]} -eq 0

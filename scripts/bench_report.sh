@@ -19,7 +19,8 @@ done
 pkg() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
 table() { echo '```'; cat "$out/$1/table.txt"; echo '```'; }
 plot() { [ -f "$root/docs/bench/$1.png" ] && printf '\n![%s](docs/bench/%s.png)\n' "$2" "$1"; true; }
-started=$(sed -n 's/^make bench: started //p' "$out/run.log" 2>/dev/null | head -1)
+started=$(sed -n 's/^make bench: started \(.*UTC\).*/\1/p' "$out/run.log" 2>/dev/null | head -1)
+load=$(sed -n 's/^make bench: started .*UTC, load average \(.*\)/\1/p' "$out/run.log" 2>/dev/null | head -1)
 finished=$(sed -n 's/^make bench: finished //p' "$out/run.log" 2>/dev/null | tail -1)
 minutes=$(awk -v a="$(date -d "${started:-now}" +%s)" -v b="$(date -d "${finished:-now}" +%s)" \
 	'BEGIN { printf "%.1f", (b - a) / 60 }')
@@ -47,9 +48,11 @@ sudo make bench-report     # this file again, from build/bench/ of the last run
 
 Each target installs its dependencies (\`scripts/deps.sh\`), builds only the
 tools it needs, and writes its table and plot to \`build/bench/NAME/\`.
-Variables: \`REPEAT\` (runs per setup, default 3), \`SYN_COUNT\` (default
-1000000), \`OVER_RATE\`, \`UNDER_RATE\`, \`LOAD_S\`, \`ONSET_S\`, \`OVER_S\`,
-\`SECONDS_TO_RUN\` (controller).
+Variables: \`REPEAT\` (runs per setup, default 3); SYN flood
+\`FRAME_COUNT\` (4000000) and \`SYN_COUNT\` (500000); refusal \`OVER_RATE\`
+(2500) and \`LOAD_S\` (2); overload \`ONSET_S\` (1.5) and \`OVER_S\` (4);
+controller \`SECONDS_TO_RUN\` (20). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
+\`OVERLOAD_SETUPS\` and \`OVERLOAD_FACTORS\` pick a subset.
 
 ## This run
 
@@ -62,7 +65,8 @@ Variables: \`REPEAT\` (runs per setup, default 3), \`SYN_COUNT\` (default
 | CPU | $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores |
 | memory | $(free -g | awk '/^Mem:/ { print $2 }') GiB |
 | OS | Debian $(cat /etc/debian_version 2>/dev/null || echo "?") |
-| tools | nginx $(pkg nginx), HAProxy $(pkg haproxy), nftables $(pkg nftables), iptables $(pkg iptables) (nf_tables backend), trafgen (netsniff-ng) $(pkg netsniff-ng) |
+| load average at the start | ${load:-unknown} (1, 5, 15 min) |
+| tools | nginx $(pkg nginx), HAProxy $(pkg haproxy), nftables $(pkg nftables), iptables $(pkg iptables) (nf_tables backend), the lab's own generators (tests/bench/synflood.cpp, tests/tools/loadgen.cpp) |
 
 The machine is a 2-core VM shared with other builds and tests, which is why
 every lab benchmark interleaves its setups' runs and reports medians.
@@ -70,7 +74,7 @@ every lab benchmark interleaves its setups' runs and reports medians.
 ## Targets
 
 \`\`\`
-$(cat "$out"/*/table.txt | grep -E '^target' || echo "none printed")
+$(for n in "${names[@]}"; do grep -E '^target' "$out/$n/table.txt"; done)
 \`\`\`
 EOF
 	cat <<'EOF'

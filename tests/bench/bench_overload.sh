@@ -3,7 +3,9 @@
 # of 10 workers x 20 ms (capacity 500/s) offered 1.6x and 5x its capacity,
 # with no shedding, with a static in-flight threshold (edgeshed's data plane
 # alone, cap 10, RST), and with edgeshed adaptive (the daemon with the demo's
-# configuration: gradient limit on an HTTP probe, RST).
+# configuration: gradient limit on an HTTP probe, RST). Both edgeshed setups
+# have the same RST budget, 10,000,000 per CPU and second, so that every shed
+# SYN gets its RST.
 #
 # Each run, in a lab of its own: ONSET_S at 0.4x (steady state), then
 # OVER_S at the overload, a new connection per request (loadgen, open loop,
@@ -29,6 +31,7 @@ out=$BENCH_OUT/overload
 rm -rf "$out"
 mkdir -p "$out/runs"
 
+colour() { case $1 in none) echo "#9467bd" ;; static) echo "#2ca02c" ;; adaptive) echo "#1f77b4" ;; esac; }
 label() {
 	case $1 in
 	none) echo "no shedding" ;;
@@ -44,7 +47,13 @@ one_run() {
 	none) ;;
 	static) edgeshed_static xdp-generic rst 80 --cap 10 ;;
 	adaptive)
-		sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" "$ROOT/scripts/demo.toml" >"$base.toml"
+		# The demo's configuration, with the static setup's RST budget: the
+		# default (1000 per CPU and second) is below the refusal rate at 5x,
+		# and a shed SYN over it is dropped, to be retried a second later.
+		sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" \
+			-e 's|^action = "rst"$|action = "rst"\nrst_per_sec_per_cpu = 10000000|' \
+			"$ROOT/scripts/demo.toml" >"$base.toml"
+		grep -q '^rst_per_sec_per_cpu = 10000000$' "$base.toml" || { echo "no RST budget in $base.toml" >&2; return 1; }
 		"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$base.toml" \
 			>"$base.daemon.log" 2>&1 &
 		daemon=$!
@@ -164,19 +173,19 @@ done
 	for f in "${FACTORS[@]}"; do
 		echo "set title \"offered ${f}x capacity\""
 		echo 'set xlabel "time since the start of the run (s)"'
-		echo 'set ylabel "admitted latency (ms, log)"; set logscale y; set key top left'
+		echo 'set ylabel "admitted latency (ms, log)"; set logscale y; set key top left opaque; set xrange [0:*]'
 		echo "set arrow from $ONSET_S, graph 0 to $ONSET_S, graph 1 nohead dt 2"
 		line="plot"
-		for s in "${SETUPS[@]}"; do line="$line \"$out/$s.$f.ok.dat\" using 1:2 with points pt 7 ps 0.25 title \"$(label "$s")\","; done
+		for s in "${SETUPS[@]}"; do line="$line \"$out/$s.$f.ok.dat\" using 1:2 with points pt 7 ps 0.25 lc rgb \"$(colour "$s")\" title \"$(label "$s")\","; done
 		echo "${line%,}"
 		echo 'unset arrow'
 	done
 	for f in "${FACTORS[@]}"; do
 		echo "set title \"offered ${f}x: connections refused per second\""
-		echo 'unset logscale y; set ylabel "refused per second"; set yrange [0:*]; set key top left'
+		echo 'unset logscale y; set ylabel "refused per second"; set yrange [0:*]; set xrange [0:*]; set key top left opaque'
 		line="plot"
 		for s in static adaptive; do
-			[[ " ${SETUPS[*]} " == *" $s "* ]] && line="$line \"$out/$s.$f.shed.dat\" using 1:2 with steps lw 2 title \"$(label "$s")\","
+			[[ " ${SETUPS[*]} " == *" $s "* ]] && line="$line \"$out/$s.$f.shed.dat\" using 1:2 with steps lw 2 lc rgb \"$(colour "$s")\" title \"$(label "$s")\","
 		done
 		echo "${line%,}"
 		echo 'set autoscale y'

@@ -137,7 +137,7 @@ EOF
 	sleep 0.3
 	for flood in "${FLOODS[@]}"; do
 		case $flood in
-		frames) args=(--frames --count "$FRAME_COUNT") ;;
+		frames) args=(--frames --batch 256 --count "$FRAME_COUNT") ;;
 		skb) args=(--count "$SYN_COUNT") ;;
 		esac
 		k0=$(filtered_count "$s")
@@ -249,13 +249,15 @@ flood_title() {
 			echo "  this row is indicative only. The skb flood and bench-refusal measure the RST path cleanly."
 		fi
 	done <"$out/medians"
-	for flood in "${FLOODS[@]}"; do
-		xdp=$(ref "$flood" es_xdp_drop 4)
-		nft=$(ref "$flood" nft_limit 4)
-		[ -n "$nft" ] && [ -n "$xdp" ] || continue
-		r=$(ratio "$nft" "$xdp")
+	# The target is judged on the frames flood, the model of a NIC: on an
+	# skb, XDP pays a copy that no NIC asks of it.
+	xdp=$(ref frames es_xdp_drop 4)
+	for rule in nft_limit nft_ct_count; do
+		v=$(ref frames "$rule" 4)
+		[ -n "$v" ] && [ -n "$xdp" ] || continue
+		r=$(ratio "$v" "$xdp")
 		met=$(awk -v r="$r" 'BEGIN { print (r != "-" && r >= 3) ? "met" : "NOT met" }')
-		echo "target ($flood): edgeshed XDP drop >= 3x less CPU per SYN than the nftables rule (limit rate, its cheaper form): $r x, $met"
+		echo "target (frames): edgeshed XDP drop >= 3x less CPU per SYN than the nftables rule, $(label "$rule"): $r x, $met"
 	done
 } | tee "$out/table.txt"
 

@@ -167,7 +167,9 @@ int main(int argc, char** argv) {
   app.add_option("--port", port, "Destination port")->capture_default_str();
   app.add_option("--count", count, "SYNs to send")->required()->check(CLI::Range(1ull, 1000000000ull));
   app.add_option("--src-net", src_net, "Source /24 (x.y.z.0)")->capture_default_str();
-  app.add_option("--batch", batch, "Frames per sendmmsg")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  app.add_option("--batch", batch, "Frames per sendmmsg, or per flush with --frames (at most 256)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
   app.add_option("--timeout-s", timeout_s, "Give up after this long")->capture_default_str();
   app.add_flag("--frames", frames_mode, "Send XDP frames (live-frames test run), not skbs");
   CLI11_PARSE(app, argc, argv);
@@ -213,7 +215,8 @@ int main(int argc, char** argv) {
                          .tcp(spec)
                          .build();
 
-  if (frames_mode) return send_frames(tmpl, ifindex, count, batch, timeout_s);
+  // The kernel's live-frames batch is at most 256 (a veth's ring is 256 too).
+  if (frames_mode) return send_frames(tmpl, ifindex, count, std::min(batch, 256u), timeout_s);
 
   std::vector<Bytes> frames(batch, tmpl);
   std::vector<iovec> iov(batch);

@@ -24,7 +24,7 @@ awk 'NF >= 5 && $(NF) ~ /^[0-9.]+$/ && $(NF-1) ~ /^[0-9]+$/ && $(NF-3) ~ /^[0-9]
 }' "$out/table.txt" >"$out/plot.dat"
 
 gnuplot <<GP
-set terminal pngcairo size 1100,600 font ",10"
+set terminal pngcairo size 1100,600 font ",10" noenhanced
 set output "$out/dataplane.png"
 set title "edgeshed data plane: ns per packet by path (BPF_PROG_TEST_RUN, $machine)"
 set style data histograms
@@ -32,6 +32,7 @@ set style histogram clustered gap 1
 set style fill solid 0.7
 set ylabel "ns per packet"
 set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
 set grid ytics
 set xtics rotate by -30
 set key top left

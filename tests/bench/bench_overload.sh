@@ -166,7 +166,7 @@ for f in "${FACTORS[@]}"; do
 	done
 done
 {
-	echo 'set terminal pngcairo size 1200,900 font ",10"'
+	echo 'set terminal pngcairo size 1200,900 font ",10" noenhanced'
 	echo "set output \"$out/overload.png\""
 	echo "set multiplot layout 2,${#FACTORS[@]} title \"10 workers x 20 ms: admitted latency and shed rate over time (run 1; onset at ${ONSET_S} s)\""
 	echo 'set grid'

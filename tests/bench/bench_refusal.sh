@@ -234,12 +234,13 @@ es=$(ref es_rst 2)
 awk '{ print NR - 1, $2, $5 }' "$out/medians" >"$out/plot.dat"
 labels=$(i=0; while read -r s _; do printf '"%s" %d,' "$(label "$s")" "$i"; i=$((i + 1)); done <"$out/medians")
 gnuplot <<GP
-set terminal pngcairo size 1100,600 font ",10"
+set terminal pngcairo size 1100,600 font ",10" noenhanced
 set output "$out/refusal.png"
 set multiplot layout 1,2 title "Refusing a connection at 5x overload, median of $REPEAT runs ($(machine_line))"
 set style fill solid 0.7
 set boxwidth 0.6
-set xtics (${labels%,}) rotate by -20
+set xtics (${labels%,}) rotate by -30
+set bmargin 9
 set grid ytics
 set logscale y
 set ylabel "server-side CPU per refused connection (us, log)"

@@ -268,7 +268,7 @@ for s in "${SETUPS[@]}"; do
 	i=$((i + 1))
 done >"$out/plot.dat"
 gnuplot <<GP
-set terminal pngcairo size 1200,650 font ",10"
+set terminal pngcairo size 1200,650 font ",10" noenhanced
 set output "$out/synflood.png"
 set multiplot layout 1,2 title "SYN flood, median of $REPEAT runs ($(machine_line))"
 set style data histograms

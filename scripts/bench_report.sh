@@ -49,9 +49,9 @@ sudo make bench-report     # this file again, from build/bench/ of the last run
 Each target installs its dependencies (\`scripts/deps.sh\`), builds only the
 tools it needs, and writes its table and plot to \`build/bench/NAME/\`.
 Variables: \`REPEAT\` (runs per setup, default 3); SYN flood
-\`FRAME_COUNT\` (4000000) and \`SYN_COUNT\` (500000); refusal \`OVER_RATE\`
-(2500) and \`LOAD_S\` (2); overload \`ONSET_S\` (1.5) and \`OVER_S\` (4);
-controller \`SECONDS_TO_RUN\` (20). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
+\`FRAME_COUNT\` (3000000) and \`SYN_COUNT\` (400000); refusal \`OVER_RATE\`
+(2500) and \`LOAD_S\` (2); overload \`ONSET_S\` (1) and \`OVER_S\` (3);
+controller \`SECONDS_TO_RUN\` (15). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
 \`OVERLOAD_SETUPS\` and \`OVERLOAD_FACTORS\` pick a subset.
 
 ## This run
@@ -106,6 +106,12 @@ accounting on this kernel), which is exact on average over seconds, not per
 packet. The host's softirq column stays near zero during the floods, which
 shows that no receive work escapes these threads.
 
+**Ports.** The benchmarks that cap in-flight connections (3 and 4) serve on
+port 18080 (`SVC_PORT`), not 80: edgeshed's tracker counts the established
+connections of a protected port in every network namespace of the host, so
+another lab's port-80 traffic (a test running on the same host) would count
+against this lab's cap.
+
 **What the veth cannot show.** On a NIC with native XDP, the driver runs the
 program on the raw frame, before any skb exists; every other hook (TC,
 netfilter, the TCP stack) comes after the skb is built. A veth receiving skbs
@@ -138,7 +144,8 @@ priority raw (before conntrack, its cheapest place), nftables `ct count over
 100` (input hook, conntrack), iptables `-m connlimit --connlimit-above 100
 --connlimit-mask 0` (the nf_tables backend with the xt match), edgeshed XDP
 drop, XDP rst (RST budget raised to 10,000,000/s per CPU, so that every SYN
-takes the RST path), XDP generic drop and TC drop, all edgeshed setups with a
+takes the RST path) and TC drop (XDP generic drop too, with
+`SYNFLOOD_SETUPS`), all edgeshed setups with a
 token bucket of 100/s (`edgeshed policy --rate 100 --burst 100`). Each filter
 thus admits about 100 SYNs a second and drops the rest. A real client
 (loadgen, 100 requests/s, a new connection each) asks port 80 of the same
@@ -165,7 +172,7 @@ held streams included), over the refusals, is the CPU per refused connection.
 ### 4. End-to-end overload
 
 The classic case: refserver with 10 workers x 20 ms (capacity 500/s), loadgen
-at 0.4x for 1.5 s, then 1.6x or 5x for 4 s, a new connection per request,
+at 0.4x for 1 s, then 1.6x or 5x for 3 s, a new connection per request,
 5 s timeout. Setups: no shedding; a static in-flight threshold (edgeshed's
 data plane alone, XDP generic, cap 10, RST, no daemon); edgeshed adaptive
 (the daemon with the demo's configuration, `scripts/demo.toml`: gradient
@@ -177,7 +184,7 @@ first 100 ms mark after which the admitted requests' p99 stays under 40 ms
 ### 5. Controller overhead
 
 `tests/bench/bench_controller.sh`: the daemon with all eight signal kinds on
-one interface, utime+stime from `/proc/PID/stat` over 20 s of steady state,
+one interface, utime+stime from `/proc/PID/stat` over 15 s of steady state,
 at the default tick (100 ms) and at 10 ms.
 EOF
 	echo

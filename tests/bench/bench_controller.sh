@@ -4,7 +4,7 @@
 # and io, an injected file), attached to a veth in a lab namespace.
 # Prints figures; asserts nothing.
 source "$(dirname "$0")/../netns/lib.sh"
-SECONDS_TO_RUN=${SECONDS_TO_RUN:-20}
+SECONDS_TO_RUN=${SECONDS_TO_RUN:-15}
 
 lab_up
 work=$(mktemp -d)

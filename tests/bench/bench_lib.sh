@@ -27,6 +27,12 @@ mkdir -p "$BENCH_OUT"
 # service. A command word, so that `$BENCH_NICE cmd &` is cmd's own pid.
 BENCH_NICE=(nice -n "${BENCH_NICE_LEVEL:--10}")
 
+# The service's port in the benchmarks that cap in-flight connections. Not
+# 80: edgeshed's tracker counts established connections by port in every
+# network namespace of the host, so another lab's port-80 traffic (a test
+# running next to the benchmark) would count against this lab's cap.
+SVC_PORT=${SVC_PORT:-18080}
+
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 # bench_lab_run FUNC ARGS...: FUNC in a fresh lab, in a subshell. Returns

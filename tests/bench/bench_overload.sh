@@ -23,8 +23,8 @@ source "$(dirname "$0")/bench_lib.sh"
 need jq gnuplot gawk
 
 ROOT=$(cd "$BENCH_LIB_DIR/../.." && pwd)
-ONSET_S=${ONSET_S:-1.5}
-OVER_S=${OVER_S:-4}
+ONSET_S=${ONSET_S:-1}
+OVER_S=${OVER_S:-3}
 FACTORS=(${OVERLOAD_FACTORS:-1.6 5})
 SETUPS=(${OVERLOAD_SETUPS:-none static adaptive})
 out=$BENCH_OUT/overload
@@ -42,18 +42,19 @@ label() {
 
 one_run() {
 	local s=$1 f=$2 n=$3 base=$out/runs/$1.$2.$3 daemon
-	start_bench_refserver "$base.refserver.log" --port 80 --workers 10 --service-ms 20 --duration-s 300
+	start_bench_refserver "$base.refserver.log" --port "$SVC_PORT" --workers 10 --service-ms 20 --duration-s 300
 	case $s in
 	none) ;;
-	static) edgeshed_static xdp-generic rst 80 --cap 10 ;;
+	static) edgeshed_static xdp-generic rst "$SVC_PORT" --cap 10 ;;
 	adaptive)
 		# The demo's configuration, with the static setup's RST budget: the
 		# default (1000 per CPU and second) is below the refusal rate at 5x,
 		# and a shed SYN over it is dropped, to be retried a second later.
-		sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" \
+		sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" -e "s|^port = 80$|port = $SVC_PORT|" \
 			-e 's|^action = "rst"$|action = "rst"\nrst_per_sec_per_cpu = 10000000|' \
 			"$ROOT/scripts/demo.toml" >"$base.toml"
 		grep -q '^rst_per_sec_per_cpu = 10000000$' "$base.toml" || { echo "no RST budget in $base.toml" >&2; return 1; }
+		[ "$(grep -c "^port = $SVC_PORT$" "$base.toml")" = 2 ] || { echo "no port $SVC_PORT in $base.toml" >&2; return 1; }
 		"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$base.toml" \
 			>"$base.daemon.log" 2>&1 &
 		daemon=$!
@@ -63,7 +64,7 @@ one_run() {
 		sleep 2 # the probe learns the idle latency, as in the demo
 		;;
 	esac
-	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$LOADGEN" --target "$SRV_V4" --port 80 \
+	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$LOADGEN" --target "$SRV_V4" --port "$SVC_PORT" \
 		--ramp "0.4x:${ONSET_S}s,${f}x:${OVER_S}s" --capacity 500 --timeout-ms 5000 --quiet \
 		--csv "$base.csv" --json "$base.json"
 	if [ -n "${daemon:-}" ]; then

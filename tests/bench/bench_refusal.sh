@@ -12,7 +12,7 @@
 #   full  the same, while 10 long /stream requests hold every slot of the
 #         setup (cap, limit_conn, maxconn), so that every new request is
 #         refused: CPU per refused connection = the server side's CPU during
-#         this load, less its rate (streams included) in the 1 s before, over
+#         this load, less its rate (streams included) in the 0.7 s before, over
 #         the refusals.
 # Server-side CPU is the server veth's NAPI thread plus the server namespace's
 # processes (refserver, nginx, haproxy): see bench_lib.sh.
@@ -34,7 +34,7 @@ label() {
 	haproxy) echo "HAProxy maxconn 10 + queue 10" ;;
 	esac
 }
-port_of() { case $1 in es_rst) echo 80 ;; nginx) echo 8081 ;; haproxy) echo 8082 ;; esac; }
+port_of() { case $1 in es_rst) echo "$SVC_PORT" ;; nginx) echo 8081 ;; haproxy) echo 8082 ;; esac; }
 
 start_nginx() {
 	local dir=$1
@@ -62,7 +62,7 @@ http {
 		server_name lab;
 		location / {
 			limit_conn svc 10;
-			proxy_pass http://127.0.0.1:80;
+			proxy_pass http://127.0.0.1:$SVC_PORT;
 		}
 	}
 }
@@ -93,7 +93,7 @@ frontend fe
 	http-request return status 503 content-type text/plain string "busy" if { queue(be) ge 10 }
 	default_backend be
 backend be
-	server ref 127.0.0.1:80 maxconn 10
+	server ref 127.0.0.1:$SVC_PORT maxconn 10
 EOF
 	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" haproxy -db -f "$dir/haproxy/haproxy.cfg" \
 		>"$dir/haproxy/stdout.log" 2>&1 &
@@ -105,7 +105,7 @@ EOF
 one_load() {
 	local name=$1 rate=$2 port=$3 base=$4 m0 m1 m2
 	m0=$(cpu_mark)
-	sleep 1
+	sleep 0.7
 	m1=$(cpu_mark)
 	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$LOADGEN" --target "$SRV_V4" --port "$port" \
 		--rate "$rate" --duration-s "$LOAD_S" --timeout-ms 3000 --quiet \
@@ -133,10 +133,10 @@ one_run() {
 	LAB_DIRS+=("$dir")
 	client_xdp_pass
 	lab_threaded_napi
-	start_bench_refserver "$base.refserver.log" --port 80 --workers 10 --service-ms 20 --duration-s 300
+	start_bench_refserver "$base.refserver.log" --port "$SVC_PORT" --workers 10 --service-ms 20 --duration-s 300
 	port=$(port_of "$s")
 	case $s in
-	es_rst) edgeshed_static xdp rst 80 --cap 10 ;;
+	es_rst) edgeshed_static xdp rst "$SVC_PORT" --cap 10 ;;
 	nginx) start_nginx "$dir" ;;
 	haproxy) start_haproxy "$dir" ;;
 	esac
@@ -145,12 +145,11 @@ one_run() {
 		sleep 0.1
 	done
 	renice_napi
-	sleep 0.5
 	cpu_pids
 	one_load over "$OVER_RATE" "$port" "$base"
-	sleep 1
+	sleep 0.5
 	hold_slots "$port" $((LOAD_S + 8))
-	sleep 1
+	sleep 0.5
 	one_load full "$OVER_RATE" "$port" "$base"
 }
 

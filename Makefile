@@ -48,11 +48,14 @@ BENCH_ENV = EDGESHED=$(B)/edgeshed TCP_TOOL=$(B)/tcp_tool REFSERVER=$(B)/refserv
 bench-tools: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target $(BENCH_TOOLS)
 
-bench: bench-tools
+# The run's log notes its start before the build and the end of the build.
+bench:
 	@rm -f $(BENCH_OUT)/run.log
 	@mkdir -p $(BENCH_OUT)
 	@echo "make bench: started $$(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average $$(cut -d' ' -f1-3 /proc/loadavg)" | \
 		tee $(BENCH_OUT)/run.log
+	$(MAKE) --no-print-directory bench-tools
+	@echo "make bench: built $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a $(BENCH_OUT)/run.log
 	$(MAKE) --no-print-directory bench-dataplane bench-synflood bench-refusal bench-overload \
 		bench-controller BENCH_SKIP_TOOLS=1 2>&1 | tee -a $(BENCH_OUT)/run.log; \
 		test $${PIPESTATUS[0]} -eq 0

@@ -22,8 +22,9 @@ plot() { [ -f "$root/docs/bench/$1.png" ] && printf '\n![%s](docs/bench/%s.png)\
 started=$(sed -n 's/^make bench: started \(.*UTC\).*/\1/p' "$out/run.log" 2>/dev/null | head -1)
 load=$(sed -n 's/^make bench: started .*UTC, load average \(.*\)/\1/p' "$out/run.log" 2>/dev/null | head -1)
 finished=$(sed -n 's/^make bench: finished //p' "$out/run.log" 2>/dev/null | tail -1)
-minutes=$(awk -v a="$(date -d "${started:-now}" +%s)" -v b="$(date -d "${finished:-now}" +%s)" \
-	'BEGIN { printf "%.1f", (b - a) / 60 }')
+built=$(sed -n 's/^make bench: built //p' "$out/run.log" 2>/dev/null | head -1)
+mins() { awk -v a="$(date -d "${1:-now}" +%s)" -v b="$(date -d "${2:-now}" +%s)" 'BEGIN { printf "%.1f", (b - a) / 60 }'; }
+minutes="$(mins "$started" "$finished") min: build and dependencies $(mins "$started" "$built") min, benchmarks $(mins "$built" "$finished") min"
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | grep -qv 'BENCHMARKS.md\|docs/bench/' && echo " (with local changes)" || true)
 
@@ -50,7 +51,7 @@ Each target installs its dependencies (\`scripts/deps.sh\`), builds only the
 tools it needs, and writes its table and plot to \`build/bench/NAME/\`.
 Variables: \`REPEAT\` (runs per setup, default 3); SYN flood
 \`FRAME_COUNT\` (3000000) and \`SYN_COUNT\` (400000); refusal \`OVER_RATE\`
-(2500) and \`LOAD_S\` (2); overload \`ONSET_S\` (1) and \`OVER_S\` (3);
+(2500), \`LOAD_S\` (2) and \`FULL_S\` (3); overload \`ONSET_S\` (1) and \`OVER_S\` (3);
 controller \`SECONDS_TO_RUN\` (15). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
 \`OVERLOAD_SETUPS\` and \`OVERLOAD_FACTORS\` pick a subset.
 
@@ -59,7 +60,7 @@ controller \`SECONDS_TO_RUN\` (15). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
 | | |
 |---|---|
 | command | \`sudo make bench\` |
-| date | ${started:-unknown} to ${finished:-unknown} (${minutes} min, with the build) |
+| date | ${started:-unknown} to ${finished:-unknown} (${minutes}) |
 | commit | ${commit}${dirty} |
 | kernel | $(uname -r) |
 | CPU | $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores |
@@ -99,12 +100,13 @@ thread of its own, `napi/IFACE-N`. The server side of the cost is then the
 utime+stime of the server veth's NAPI thread (from the ring through XDP, TC,
 netfilter and TCP, and the replies up to the client's ring) plus that of every
 process in the server namespace (refserver, nginx, HAProxy, the daemon). The
-client's NAPI thread and the load generators are not counted. Each
-measurement subtracts the same threads' rate in a quiet window just before
-the load. The kernel samples task time at each tick (250 Hz, no IRQ time
-accounting on this kernel), which is exact on average over seconds, not per
-packet. The host's softirq column stays near zero during the floods, which
-shows that no receive work escapes these threads.
+client's NAPI thread and the load generators are not counted. Task time is
+the scheduler's own clock, summed over every thread
+(`/proc/PID/task/TID/schedstat`, in nanoseconds), rather than the
+tick-sampled utime+stime. Each measurement subtracts the same threads' rate
+in a quiet window just before the load. The host's softirq column stays near
+zero during the floods, which shows that no receive work escapes these
+threads.
 
 **Ports.** The benchmarks that cap in-flight connections (3 and 4) serve on
 port 18080 (`SVC_PORT`), not 80: edgeshed's tracker counts the established
@@ -164,10 +166,11 @@ off) and HAProxy (Debian's, `server ... maxconn 10`, and a 503 at once when
 10 requests already wait in the backend's queue). nginx and HAProxy run in
 the server namespace from configurations in a temporary folder, never as
 services. Each run offers 2,500 requests/s (5x) on new connections twice: as
-it is (time to refusal at the client, admitted p99), then while 10 long
-`/stream` requests hold every slot, so that every request is refused: the
-server side's CPU during that load, less its rate in the second before (the
-held streams included), over the refusals, is the CPU per refused connection.
+it is for 2 s (time to refusal at the client, admitted p99), then for 3 s
+while 10 long `/stream` requests hold every slot, so that every request is
+refused: the server side's CPU during that load, less its quiet rate (the held
+streams included; the mean of the second before and the second after), over
+the refusals, is the CPU per refused connection.
 
 ### 4. End-to-end overload
 

@@ -57,9 +57,9 @@ bench_lab_run() {
 # side of a packet is its NAPI thread (from the ring to XDP or the socket,
 # and the replies up to the client's ring) plus the processes in the server
 # namespace (refserver, nginx, haproxy, the daemon). The client's NAPI thread
-# and the generators are the client's, and are not counted. The kernel
-# samples task time at each tick, so a mean over seconds is exact on
-# average, not per packet.
+# and the generators are the client's, and are not counted. Task time is the
+# scheduler's own clock (/proc/PID/task/TID/schedstat, nanoseconds), not the
+# tick-sampled utime+stime.
 threaded_napi() {
 	local ns=$1 dev=$2
 	nsenter --net="/run/netns/$ns" ethtool -K "$dev" gro on tso off >/dev/null
@@ -70,13 +70,13 @@ lab_threaded_napi() {
 	threaded_napi "$SRV_NS" "$SRV_IF"
 	threaded_napi "$CLI_NS" "$CLI_IF"
 }
-# utime+stime (USER_HZ ticks) of the given pids, in one awk.
-pid_ticks() {
+# CPU time (ns, the scheduler's sum_exec_runtime) of every thread of the
+# given pids, in one awk.
+pid_ns() {
 	[ $# -gt 0 ] || { echo 0; return; }
-	local files=() pid
-	for pid in "$@"; do files+=("/proc/$pid/stat"); done
-	# Fields after "(comm)": state is $1, utime $12, stime $13.
-	awk '{ sub(/.*\) /, ""); split($0, f, " "); s += f[12] + f[13] } END { print s + 0 }' "${files[@]}" 2>/dev/null || echo 0
+	local pid
+	for pid in "$@"; do echo /proc/"$pid"/task/*/schedstat; done | xargs cat 2>/dev/null |
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 napi_pids() { ps -e -o pid=,comm= | awk -v p="napi/$1-" 'index($2, p) == 1 { print $1 }'; }
 # The NAPI threads get the lab processes' priority. Called after attaching:
@@ -94,16 +94,17 @@ cpu_pids() {
 	CPU_CLI_NAPI=($(napi_pids "$CLI_IF"))
 	CPU_SRV_PROCS=($(ip netns pids "$SRV_NS"))
 }
-# cpu_mark: "EPOCH_NS SERVER_NAPI SERVER_PROCESSES CLIENT_NAPI HOST_SOFTIRQ", ticks.
+# cpu_mark: "EPOCH_NS SERVER_NAPI_NS SERVER_PROCESSES_NS CLIENT_NAPI_NS
+# HOST_SOFTIRQ_TICKS" (the last in USER_HZ ticks, from /proc/stat).
 cpu_mark() {
-	echo "$(date +%s%N) $(pid_ticks "${CPU_SRV_NAPI[@]}") $(pid_ticks "${CPU_SRV_PROCS[@]}") $(pid_ticks "${CPU_CLI_NAPI[@]}") $(awk '/^cpu / { print $8; exit }' /proc/stat)"
+	echo "$(date +%s%N) $(pid_ns "${CPU_SRV_NAPI[@]}") $(pid_ns "${CPU_SRV_PROCS[@]}") $(pid_ns "${CPU_CLI_NAPI[@]}") $(awk '/^cpu / { print $8; exit }' /proc/stat)"
 }
 # cpu_delta MARK0 MARK1: "WALL_S SERVER_NAPI_S SERVER_PROC_S CLIENT_NAPI_S HOST_SOFTIRQ_S".
 cpu_delta() {
 	awk -v hz="$HZ_TICKS" -v a="$1" -v b="$2" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
-		printf "%.4f %.4f %.4f %.4f %.4f\n", (y[1] - x[1]) / 1e9, (y[2] - x[2]) / hz,
-			(y[3] - x[3]) / hz, (y[4] - x[4]) / hz, (y[5] - x[5]) / hz
+		printf "%.6f %.6f %.6f %.6f %.4f\n", (y[1] - x[1]) / 1e9, (y[2] - x[2]) / 1e9,
+			(y[3] - x[3]) / 1e9, (y[4] - x[4]) / 1e9, (y[5] - x[5]) / hz
 	}'
 }
 

@@ -9,11 +9,12 @@
 # connection per request, OVER_RATE/s (5x the capacity) for LOAD_S seconds:
 #   over  to the service as it is: the admitted requests' latency, and the
 #         client's time to refusal (connect to RST, or to a complete 503);
-#   full  the same, while 10 long /stream requests hold every slot of the
-#         setup (cap, limit_conn, maxconn), so that every new request is
-#         refused: CPU per refused connection = the server side's CPU during
-#         this load, less its rate (streams included) in the 0.7 s before, over
-#         the refusals.
+#   full  FULL_S seconds at the same rate, while 10 long /stream requests
+#         hold every slot of the setup (cap, limit_conn, maxconn), so that
+#         every new request is refused: CPU per refused connection = the server
+#         side's CPU during this load, less its quiet rate (streams included:
+#         the mean of the second before and the second after), over the
+#         refusals.
 # Server-side CPU is the server veth's NAPI thread plus the server namespace's
 # processes (refserver, nginx, haproxy): see bench_lib.sh.
 # Medians of REPEAT interleaved runs. Prints figures and asserts nothing.
@@ -22,6 +23,7 @@ need nginx haproxy ethtool jq gnuplot bpftool gawk
 
 OVER_RATE=${OVER_RATE:-2500}
 LOAD_S=${LOAD_S:-2}
+FULL_S=${FULL_S:-3}
 SETUPS=(${REFUSAL_SETUPS:-es_rst nginx haproxy})
 out=$BENCH_OUT/refusal
 rm -rf "$out"
@@ -103,15 +105,18 @@ EOF
 # One load through the setup: "IDLE_DELTA | LOAD_DELTA" (cpu_delta lines) in
 # $base.NAME.cpu, the requests in $base.NAME.csv.
 one_load() {
-	local name=$1 rate=$2 port=$3 base=$4 m0 m1 m2
+	local name=$1 rate=$2 port=$3 base=$4 seconds=$5 m0 m1 m2 m3
 	m0=$(cpu_mark)
-	sleep 0.7
+	sleep 1
 	m1=$(cpu_mark)
 	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$LOADGEN" --target "$SRV_V4" --port "$port" \
-		--rate "$rate" --duration-s "$LOAD_S" --timeout-ms 3000 --quiet \
+		--rate "$rate" --duration-s "$seconds" --timeout-ms 3000 --quiet \
 		--csv "$base.$name.csv" --json "$base.$name.json"
 	m2=$(cpu_mark)
-	echo "$(cpu_delta "$m0" "$m1") | $(cpu_delta "$m1" "$m2")" >"$base.$name.cpu"
+	sleep 1
+	m3=$(cpu_mark)
+	# The quiet rate is the mean of the seconds before and after the load.
+	echo "$(cpu_delta "$m0" "$m1") | $(cpu_delta "$m1" "$m2") | $(cpu_delta "$m2" "$m3")" >"$base.$name.cpu"
 }
 
 # hold_slots PORT SECONDS: 10 long GET /stream from the client namespace,
@@ -146,22 +151,21 @@ one_run() {
 	done
 	renice_napi
 	cpu_pids
-	one_load over "$OVER_RATE" "$port" "$base"
+	one_load over "$OVER_RATE" "$port" "$base" "$LOAD_S"
+	hold_slots "$port" $((FULL_S + 8))
 	sleep 0.5
-	hold_slots "$port" $((LOAD_S + 8))
-	sleep 0.5
-	one_load full "$OVER_RATE" "$port" "$base"
+	one_load full "$OVER_RATE" "$port" "$base" "$FULL_S"
 }
 
 # "OK REFUSED CPU_S" of one load: refused = RSTs and 5xx answers.
 load_cpu() {
-	local base=$1 idle load
-	IFS='|' read -r idle load <"$base.cpu"
-	awk -F, -v idle="$idle" -v ld="$load" '
+	local base=$1 idle load after
+	IFS='|' read -r idle load after <"$base.cpu"
+	awk -F, -v idle="$idle" -v ld="$load" -v after="$after" '
 		NR > 1 { if ($3 == "ok") ok++; else if ($3 == "refused" || $7 == "http_5xx") ref++ }
 		END {
-			split(idle, i, " "); split(ld, l, " ")
-			bg = (i[2] + i[3]) / i[1]
+			split(idle, i, " "); split(ld, l, " "); split(after, a, " ")
+			bg = ((i[2] + i[3]) / i[1] + (a[2] + a[3]) / a[1]) / 2
 			printf "%d %d %.4f\n", ok, ref, l[2] + l[3] - bg * l[1]
 		}' "$base.csv"
 }

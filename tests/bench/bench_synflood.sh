@@ -277,7 +277,8 @@ set style fill solid 0.7
 set grid ytics
 set yrange [0:*]
 set xtics rotate by -35
-set key top left
+set key top right
+set offsets 0, 0, graph 0.12, 0
 set ylabel "server-side CPU seconds per million SYNs"
 plot "$out/plot.dat" using 3:xtic(2) title "XDP frames (NIC model)" lc rgb "#c0504d", \
      "" using 4 title "skbs (AF_PACKET)" lc rgb "#f2a19e"

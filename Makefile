@@ -54,6 +54,9 @@ bench:
 	@mkdir -p $(BENCH_OUT)
 	@echo "make bench: started $$(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average $$(cut -d' ' -f1-3 /proc/loadavg)" | \
 		tee $(BENCH_OUT)/run.log
+	@echo "make bench: commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git status --porcelain \
+		--untracked-files=no 2>/dev/null | grep -qv 'BENCHMARKS.md\|docs/bench/' && echo ' (with local changes)')" | \
+		tee -a $(BENCH_OUT)/run.log
 	$(MAKE) --no-print-directory bench-tools
 	@echo "make bench: built $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a $(BENCH_OUT)/run.log
 	$(MAKE) --no-print-directory bench-dataplane bench-synflood bench-refusal bench-overload \

@@ -25,8 +25,9 @@ finished=$(sed -n 's/^make bench: finished //p' "$out/run.log" 2>/dev/null | tai
 built=$(sed -n 's/^make bench: built //p' "$out/run.log" 2>/dev/null | head -1)
 mins() { awk -v a="$(date -d "${1:-now}" +%s)" -v b="$(date -d "${2:-now}" +%s)" 'BEGIN { printf "%.1f", (b - a) / 60 }'; }
 minutes="$(mins "$started" "$finished") min: build and dependencies $(mins "$started" "$built") min, benchmarks $(mins "$built" "$finished") min"
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | grep -qv 'BENCHMARKS.md\|docs/bench/' && echo " (with local changes)" || true)
+# The commit the run measured, as make bench noted it (BENCH_COMMIT overrides).
+commit=${BENCH_COMMIT:-$(sed -n 's/^make bench: commit //p' "$out/run.log" 2>/dev/null | head -1)}
+commit=${commit:-unknown}
 
 {
 	cat <<EOF
@@ -61,7 +62,7 @@ controller \`SECONDS_TO_RUN\` (15). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
 |---|---|
 | command | \`sudo make bench\` |
 | date | ${started:-unknown} to ${finished:-unknown} (${minutes}) |
-| commit | ${commit}${dirty} |
+| commit | ${commit} |
 | kernel | $(uname -r) |
 | CPU | $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores |
 | memory | $(free -g | awk '/^Mem:/ { print $2 }') GiB |
@@ -171,6 +172,14 @@ while 10 long `/stream` requests hold every slot, so that every request is
 refused: the server side's CPU during that load, less its quiet rate (the held
 streams included; the mean of the second before and the second after), over
 the refusals, is the CPU per refused connection.
+
+Read the CPU per refusal with the lab's cost structure in mind. At 2,500
+connections a second the server veth's NAPI thread is woken for nearly every
+packet, and in this VM a wake-up costs microseconds: a RST refusal is one
+packet in and one out, so that overhead is likely most of edgeshed's figure (it falls
+as the rate rises and packets batch, and the same RST path costs under 1.5 us
+per SYN in the floods of benchmark 2), while nginx and HAProxy pay it on
+every packet of a whole connection and their own work on top.
 
 ### 4. End-to-end overload
 

@@ -24,6 +24,9 @@ packages=(
 	libclang-rt-14-dev
 	# demo and benchmark plots
 	gnuplot-nox
+	# benchmarks: the alternatives to edgeshed, and tools of the lab.
+	# nginx and haproxy run only inside a bench's namespace, never as services.
+	nftables iptables nginx haproxy ethtool gawk
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -47,7 +50,8 @@ apt-get update -q
 
 # These are build and test tools: none of their daemons may start. The
 # prometheus package is wanted for promtool alone, and its postinst would
-# otherwise start a Prometheus server on :9090. A policy-rc.d answering 101
+# otherwise start a Prometheus server on :9090; nginx and haproxy run only
+# inside a benchmark's namespace. A policy-rc.d answering 101
 # ("action forbidden") tells invoke-rc.d to start nothing; one that was there
 # already is the admin's and is left as it is.
 policy=/usr/sbin/policy-rc.d
@@ -65,7 +69,11 @@ if [ "$own_policy" -eq 1 ]; then
 fi
 
 # policy-rc.d stops the start, not the enabling: on a host booted with
-# systemd, keep a freshly installed prometheus from starting at next boot.
-if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
-	systemctl disable prometheus.service >/dev/null 2>&1 || true
+# systemd, keep the services this run installed from starting at next boot.
+if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+	for svc in prometheus nginx haproxy; do
+		if [[ " ${missing[*]} " == *" $svc "* ]]; then
+			systemctl disable --now "$svc" >/dev/null 2>&1 || true
+		fi
+	done
 fi

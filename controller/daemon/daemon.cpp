@@ -90,13 +90,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path) {
     if (!lock) return lock.error();
     d->interface_locks_.push_back(std::move(*lock));
   }
+  d->load_runtime_changes();
+  if (auto s = d->attach_all(); !s) return s.error();
   if (d->config_.metrics.enabled) {
     auto m = MetricsServer::start(d->config_.metrics.address, d->config_.metrics.port);
     if (!m) return m.error();
     d->metrics_ = std::move(*m);
   }
-  d->load_runtime_changes();
-  if (auto s = d->attach_all(); !s) return s.error();
   d->law_ = std::make_unique<law::LevelControlLaw>(d->config_.law_config(), d->clock_);
   d->apply_runtime_changes();
   auto control = ControlServer::listen(d->run_path(kControlSocketName));

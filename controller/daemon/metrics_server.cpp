@@ -2,12 +2,16 @@
 
 #include <httplib.h>
 
+#include <chrono>
+#include <thread>
+
 namespace edgeshed::daemon {
 namespace {
 
 constexpr const char* kPrometheusType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr auto kIoTimeoutSeconds = 2;
 constexpr size_t kWorkers = 2;
+constexpr int kStartWaitSteps = 5000;  // 1 ms each
 
 }  // namespace
 
@@ -52,6 +56,13 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
                       " (port in use? set [metrics] listen, or \"off\")");
   }
   m->thread_ = std::thread([self] { self->server_->listen_after_bind(); });
+  // stop() only reaches a server that is listening: wait for it, so that a
+  // start-up that fails right after this (and destroys the server) cannot
+  // leave the thread listening forever and the daemon hanging in join().
+  for (int i = 0; i < kStartWaitSteps && !srv.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!srv.is_running()) return make_error("the metrics listener did not start");
   return m;
 }
 

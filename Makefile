@@ -1,14 +1,19 @@
 # Top-level entry points; CMake does the building into build/.
+SHELL := /bin/bash
 BUILD ?= build
 SANITIZE ?= 0
 JOBS ?= $(shell nproc)
+# make install: where to, and an optional staging root (packagers).
+PREFIX ?= /usr/local
+DESTDIR ?=
 
 ifeq ($(SANITIZE),1)
 BUILD := build-sanitize
 CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON
 endif
 
-.PHONY: all deps configure test test-unit demo bench-dataplane bench-controller clean format \
+.PHONY: all deps configure install test test-unit demo bench bench-tools bench-dataplane \
+	bench-synflood bench-refusal bench-overload bench-controller bench-report clean format \
 	fuzz soak
 
 all: configure
@@ -16,6 +21,11 @@ all: configure
 
 deps:
 	scripts/deps.sh
+
+# The binary, its man page, the systemd unit, the bash completion and the
+# example config under $(DESTDIR)$(PREFIX); see cmake/install.cmake.
+install: all
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 configure:
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -35,13 +45,62 @@ demo: deps
 	$(MAKE) all
 	bash scripts/demo.sh
 
-bench-dataplane: deps
-	$(MAKE) all
-	$(BUILD)/bench_dataplane
+# Benchmarks: each prints its tables (absolute figures and ratios) and writes
+# them with its plots under $(BENCH_OUT)/NAME/. `make bench` runs all five and
+# then writes BENCHMARKS.md and docs/bench/*.png from the results.
+BENCH_OUT ?= $(BUILD)/bench
+BENCH_TOOLS = edgeshed tcp_tool refserver loadgen synflood bench_dataplane baseline_skel
+B = $(abspath $(BUILD))
+BENCH_ENV = EDGESHED=$(B)/edgeshed TCP_TOOL=$(B)/tcp_tool REFSERVER=$(B)/refserver LOADGEN=$(B)/loadgen \
+	SYNFLOOD=$(B)/synflood BPF_OUT=$(B)/bpf BENCH_DATAPLANE=$(B)/bench_dataplane BENCH_OUT=$(abspath $(BENCH_OUT))
 
-bench-controller: deps
-	$(MAKE) all
-	EDGESHED=$(BUILD)/edgeshed TCP_TOOL=$(BUILD)/tcp_tool bash tests/bench/bench_controller.sh
+bench-tools: deps configure
+	cmake --build $(BUILD) -j $(JOBS) --target $(BENCH_TOOLS)
+
+# The run's log notes its start before the build and the end of the build.
+bench:
+	@rm -f $(BENCH_OUT)/run.log
+	@mkdir -p $(BENCH_OUT)
+	@echo "make bench: started $$(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average $$(cut -d' ' -f1-3 /proc/loadavg)" | \
+		tee $(BENCH_OUT)/run.log
+	@echo "make bench: commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git status --porcelain \
+		--untracked-files=no 2>/dev/null | grep -qv 'BENCHMARKS.md\|docs/bench/' && echo ' (with local changes)')" | \
+		tee -a $(BENCH_OUT)/run.log
+	$(MAKE) --no-print-directory bench-tools
+	@echo "make bench: built $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a $(BENCH_OUT)/run.log
+	$(MAKE) --no-print-directory bench-dataplane bench-synflood bench-refusal bench-overload \
+		bench-controller BENCH_SKIP_TOOLS=1 2>&1 | tee -a $(BENCH_OUT)/run.log; \
+		test $${PIPESTATUS[0]} -eq 0
+	@echo "make bench: finished $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a $(BENCH_OUT)/run.log
+	$(MAKE) --no-print-directory bench-report
+
+# The single benchmarks rebuild their tools, unless `make bench` just did.
+ifeq ($(BENCH_SKIP_TOOLS),1)
+BENCH_DEP =
+else
+BENCH_DEP = bench-tools
+endif
+
+bench-dataplane: $(BENCH_DEP)
+	$(BENCH_ENV) bash tests/bench/bench_dataplane.sh
+
+bench-synflood: $(BENCH_DEP)
+	$(BENCH_ENV) bash tests/bench/bench_synflood.sh
+
+bench-refusal: $(BENCH_DEP)
+	$(BENCH_ENV) bash tests/bench/bench_refusal.sh
+
+bench-overload: $(BENCH_DEP)
+	$(BENCH_ENV) bash tests/bench/bench_overload.sh
+
+bench-controller: $(BENCH_DEP)
+	@mkdir -p $(BENCH_OUT)/controller
+	$(BENCH_ENV) bash tests/bench/bench_controller.sh 2>&1 | tee $(BENCH_OUT)/controller/table.txt; \
+		test $${PIPESTATUS[0]} -eq 0
+
+# BENCHMARKS.md and docs/bench/*.png from the results of the last `make bench`.
+bench-report:
+	BENCH_OUT=$(abspath $(BENCH_OUT)) bash scripts/bench_report.sh
 
 # Fuzzing for a bounded time, on new seeds each run: every libFuzzer target
 # (clang build in $(BUILD)/fuzz) for FUZZ_SECONDS, then the packet fuzzer

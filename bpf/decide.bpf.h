@@ -18,14 +18,6 @@ enum edgeshed_verdict {
 	EDGESHED_VERDICT_RST,
 };
 
-/* In the order of the SHED_* and WOULD_SHED_* counters. */
-enum edgeshed_shed_reason {
-	EDGESHED_REASON_NONE = 0,
-	EDGESHED_REASON_CAP,
-	EDGESHED_REASON_FRAC,
-	EDGESHED_REASON_RATE,
-};
-
 static __always_inline struct edgeshed_stats *stats_get(void)
 {
 	__u32 zero = 0;
@@ -161,25 +153,55 @@ static __always_inline int shed_reason(__u32 class_id,
 	return EDGESHED_REASON_NONE;
 }
 
-/* One RST budget per CPU and second, so a spoofed SYN flood cannot turn the
- * host into a reflector at line rate. */
-static __always_inline int rst_budget_take(const struct edgeshed_config *cfg,
-					   __u64 now)
+/* Takes one unit of a per-CPU budget of limit per second. */
+static __always_inline int budget_take(void *budget_map, __u32 limit, __u64 now)
 {
-	struct edgeshed_rst_budget *b;
+	struct edgeshed_budget *b;
 	__u32 zero = 0;
 
-	b = bpf_map_lookup_elem(&es_rst_budget, &zero);
+	b = bpf_map_lookup_elem(budget_map, &zero);
 	if (!b)
 		return 0;
 	if (now - b->window_start_ns >= NSEC_PER_SEC) {
 		b->window_start_ns = now;
-		b->sent = 0;
+		b->spent = 0;
 	}
-	if (b->sent >= cfg->rst_per_sec_per_cpu)
+	if (b->spent >= limit)
 		return 0;
-	b->sent++;
+	b->spent++;
 	return 1;
+}
+
+/* Samples a shed decision into the event ring. Only shed SYNs get here, and
+ * the sample rate and per-CPU budget bound the cost under a flood. */
+static __always_inline void emit_event(const struct edgeshed_config *cfg,
+				       const struct edgeshed_pkt *pkt,
+				       __u32 class_id, int reason, int outcome,
+				       __u64 now)
+{
+	struct edgeshed_event *ev;
+
+	if (!cfg->events_per_sec_per_cpu)
+		return;
+	if (cfg->event_sample > 1 &&
+	    bpf_get_prandom_u32() % cfg->event_sample)
+		return;
+	if (!budget_take(&es_event_budget, cfg->events_per_sec_per_cpu, now))
+		return;
+	ev = bpf_ringbuf_reserve(&es_events, sizeof(*ev), 0);
+	if (!ev) {
+		global_count(EDGESHED_GCTR_EVENTS_LOST);
+		return;
+	}
+	ev->ktime_ns = now;
+	__builtin_memcpy(ev->saddr, pkt->saddr, sizeof(ev->saddr));
+	ev->sport = pkt->sport;
+	ev->dport = pkt->dport;
+	ev->family = pkt->family;
+	ev->class_id = class_id;
+	ev->reason = reason;
+	ev->outcome = outcome;
+	bpf_ringbuf_submit(ev, 0);
 }
 
 static __always_inline int heartbeat_stale(const struct edgeshed_config *cfg,
@@ -260,16 +282,23 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 	if (cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(s, class_id, EDGESHED_CTR_WOULD_SHED_CAP +
 						   reason - EDGESHED_REASON_CAP);
+		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_WOULD_SHED,
+			   now);
 		return EDGESHED_VERDICT_PASS;
 	}
 	class_count(s, class_id,
 		    EDGESHED_CTR_SHED_CAP + reason - EDGESHED_REASON_CAP);
-	if (cfg->action != EDGESHED_ACTION_RST)
-		return EDGESHED_VERDICT_DROP;
-	if (!rst_budget_take(cfg, now)) {
-		class_count(s, class_id, EDGESHED_CTR_RST_CAPPED);
+	if (cfg->action != EDGESHED_ACTION_RST) {
+		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
 		return EDGESHED_VERDICT_DROP;
 	}
+	if (!budget_take(&es_rst_budget, cfg->rst_per_sec_per_cpu, now)) {
+		class_count(s, class_id, EDGESHED_CTR_RST_CAPPED);
+		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST_CAPPED,
+			   now);
+		return EDGESHED_VERDICT_DROP;
+	}
+	emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST, now);
 	return EDGESHED_VERDICT_RST;
 }
 

@@ -135,6 +135,11 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 	cfg = bpf_map_lookup_elem(&es_config, &key);
 	if (!cfg)
 		return -1;
+	/* The tracepoint fires for every namespace of the host; a service on
+	 * the same port elsewhere is not ours to count. */
+	if (cfg->netns_ino &&
+	    sk->__sk_common.skc_net.net->ns.inum != cfg->netns_ino)
+		return -1;
 	family = sk->__sk_common.skc_family;
 	if (family == AF_INET) {
 		addr[0] = sk->__sk_common.skc_daddr;

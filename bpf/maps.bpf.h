@@ -86,17 +86,31 @@ struct {
 	__type(value, struct edgeshed_bucket);
 } es_buckets SEC(".maps");
 
-/* RSTs sent by this CPU in the current one-second window. */
-struct edgeshed_rst_budget {
+/* What this CPU spent of a per-second budget (RSTs, events) in the current
+ * one-second window. */
+struct edgeshed_budget {
 	__u64 window_start_ns;
-	__u64 sent;
+	__u64 spent;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct edgeshed_rst_budget);
+	__type(value, struct edgeshed_budget);
 } es_rst_budget SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct edgeshed_budget);
+} es_event_budget SEC(".maps");
+
+/* Sampled shed decisions for `edgeshed events` (struct edgeshed_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, EDGESHED_EVENTS_RING_BYTES);
+} es_events SEC(".maps");
 
 #endif /* EDGESHED_MAPS_BPF_H */

@@ -14,10 +14,19 @@ packages=(
 	nlohmann-json3-dev libcpp-httplib-dev libsystemd-dev
 	# tests
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
+	# CLI tests: the metrics endpoint checked by promtool, top driven in tmux
+	curl tmux prometheus
+	# deployment artifacts and their checks: man page lint (groff, man-db),
+	# systemd-analyze verify, promtool (shipped by prometheus, above), manifest
+	# parsing and Kubernetes API models (python3-kubernetes)
+	groff-base man-db systemd python3 python3-yaml python3-kubernetes
 	# fuzzing: libFuzzer and the sanitizer runtimes of clang 14
 	libclang-rt-14-dev
 	# demo and benchmark plots
 	gnuplot-nox
+	# benchmarks: the alternatives to edgeshed, and tools of the lab.
+	# nginx and haproxy run only inside a bench's namespace, never as services.
+	nftables iptables nginx haproxy ethtool gawk
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -38,4 +47,33 @@ fi
 echo "deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
+
+# These are build and test tools: none of their daemons may start. The
+# prometheus package is wanted for promtool alone, and its postinst would
+# otherwise start a Prometheus server on :9090; nginx and haproxy run only
+# inside a benchmark's namespace. A policy-rc.d answering 101
+# ("action forbidden") tells invoke-rc.d to start nothing; one that was there
+# already is the admin's and is left as it is.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	own_policy=1
+	trap 'rm -f "$policy"' EXIT
+fi
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ "$own_policy" -eq 1 ]; then
+	rm -f "$policy"
+	trap - EXIT
+fi
+
+# policy-rc.d stops the start, not the enabling: on a host booted with
+# systemd, keep the services this run installed from starting at next boot.
+if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+	for svc in prometheus nginx haproxy; do
+		if [[ " ${missing[*]} " == *" $svc "* ]]; then
+			systemctl disable --now "$svc" >/dev/null 2>&1 || true
+		fi
+	done
+fi

@@ -1,20 +1,43 @@
 // Each subcommand registers itself on the app and runs after parsing.
-// Commands return the process exit code: 0 ok, 1 runtime error.
+// Commands return the process exit code: 0 ok, 1 runtime error (usage
+// errors, exit 2, are CLI11's and never reach a command).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace edgeshed {
 
 using CommandRunner = std::function<int()>;
 
-// Registers the subcommand; the runner is set when it was chosen.
-void add_attach_command(CLI::App& app, CommandRunner& run);
-void add_detach_command(CLI::App& app, CommandRunner& run);
-void add_policy_command(CLI::App& app, CommandRunner& run);
-void add_status_command(CLI::App& app, CommandRunner& run);
-void add_run_command(CLI::App& app, CommandRunner& run);
+// Options of the whole program, and what shell completion needs to know.
+struct CliContext {
+  CommandRunner run;
+  // Where the daemon keeps its state file and control socket.
+  std::string run_dir = "/run/edgeshed";
+  bool verbose = false;
+  // Tuning without a daemon writes to this interface's maps (empty: all).
+  std::string direct_iface;
+  // Values an option or positional takes, for completion.
+  std::map<const CLI::Option*, std::vector<std::string>> choices;
+
+  // Restricts opt to choices and records them for completion.
+  CLI::Option* choose(CLI::Option* opt, std::vector<std::string> values);
+};
+
+// Registers the subcommand; ctx.run is set when it was chosen.
+void add_attach_command(CLI::App& app, CliContext& ctx);
+void add_detach_command(CLI::App& app, CliContext& ctx);
+void add_policy_command(CLI::App& app, CliContext& ctx);
+void add_status_command(CLI::App& app, CliContext& ctx);
+void add_top_command(CLI::App& app, CliContext& ctx);
+void add_events_command(CLI::App& app, CliContext& ctx);
+void add_tuning_commands(CLI::App& app, CliContext& ctx);
+void add_run_command(CLI::App& app, CliContext& ctx);
+void add_completion_command(CLI::App& app, CliContext& ctx);
 
 // One line on stderr, prefixed with the program name; returns 1.
 int fail(const std::string& message);

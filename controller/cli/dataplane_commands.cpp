@@ -37,7 +37,7 @@ int fail(const std::string& message) {
   return 1;
 }
 
-void add_attach_command(CLI::App& app, CommandRunner& run) {
+void add_attach_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string iface, hook = "xdp", mode = "observe", action = "rst", draw = "source_hash";
     std::vector<std::string> ports;
@@ -48,22 +48,23 @@ void add_attach_command(CLI::App& app, CommandRunner& run) {
   auto* cmd = app.add_subcommand(
       "attach", "Attach the data plane to an interface (or replace its programs atomically)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
-  cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")
-      ->check(CLI::IsMember({"xdp", "xdp-generic", "tc"}));
+  ctx.choose(cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")->capture_default_str(),
+             {"xdp", "xdp-generic", "tc"});
   cmd->add_option("-p,--port", args->ports, "Protected ports, PORT[:CLASS], comma separated")
       ->delimiter(',');
-  cmd->add_option("--mode", args->mode, "off, observe or enforce")
-      ->check(CLI::IsMember({"off", "observe", "enforce"}));
-  cmd->add_option("--action", args->action, "drop or rst")->check(CLI::IsMember({"drop", "rst"}));
-  cmd->add_option("--draw", args->draw, "source_hash or random")
-      ->check(CLI::IsMember({"source_hash", "random"}));
+  ctx.choose(cmd->add_option("--mode", args->mode, "off, observe or enforce")->capture_default_str(),
+             {"off", "observe", "enforce"});
+  ctx.choose(cmd->add_option("--action", args->action, "drop or rst")->capture_default_str(),
+             {"drop", "rst"});
+  ctx.choose(cmd->add_option("--draw", args->draw, "source_hash or random")->capture_default_str(),
+             {"source_hash", "random"});
   cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
                   "Fail open when the controller is silent this long; 0 keeps the last policy")
       ->check(CLI::Range(0.0, 3600e3));
   cmd->add_option("--rst-per-sec", args->rst_per_sec, "RST budget per CPU and second")
       ->check(CLI::Range(0u, 10000000u));
-  cmd->callback([args, &run] {
-    run = [args] {
+  cmd->callback([args, &ctx] {
+    ctx.run = [args] {
       AttachOptions opts;
       opts.iface = args->iface;
       opts.hook = parse_hook(args->hook).value();
@@ -92,20 +93,29 @@ void add_attach_command(CLI::App& app, CommandRunner& run) {
   });
 }
 
-void add_detach_command(CLI::App& app, CommandRunner& run) {
-  auto iface = std::make_shared<std::string>();
+void add_detach_command(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string iface;
+    bool force = false;
+  };
+  auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("detach", "Remove the data plane, its qdisc changes and pins");
-  cmd->add_option("-i,--iface", *iface, "Interface")->required();
-  cmd->callback([iface, &run] {
-    run = [iface] {
-      if (auto s = detach(*iface); !s) return fail(s.error().message);
-      std::cout << "detached from " << *iface << "\n";
+  cmd->add_option("-i,--iface", args->iface, "Interface")->required();
+  cmd->add_flag("--force", args->force, "Detach even while a daemon manages the interface");
+  cmd->callback([args, &ctx] {
+    ctx.run = [args] {
+      if (!args->force && interface_locked(args->iface)) {
+        return fail("a running daemon manages " + args->iface +
+                    "; stop it (its on_exit setting decides what stays), or detach --force");
+      }
+      if (auto s = detach(args->iface); !s) return fail(s.error().message);
+      std::cout << "detached from " << args->iface << "\n";
       return 0;
     };
   });
 }
 
-void add_policy_command(CLI::App& app, CommandRunner& run) {
+void add_policy_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string iface, cls;
     double shed_fraction = 0;
@@ -116,16 +126,15 @@ void add_policy_command(CLI::App& app, CommandRunner& run) {
       "policy",
       "Set one class's static policy (the daemon overwrites it every tick while it runs)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
-  cmd->add_option("-c,--class", args->cls, "critical, normal or background")
-      ->required()
-      ->check(CLI::IsMember({"critical", "normal", "background"}));
+  ctx.choose(cmd->add_option("-c,--class", args->cls, "critical, normal or background")->required(),
+             {"critical", "normal", "background"});
   cmd->add_option("--shed-fraction", args->shed_fraction, "Fraction of new connections shed")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--cap", args->cap, "In-flight cap, 0 for none");
   cmd->add_option("--rate", args->rate, "New connections per second, 0 for no limit");
   cmd->add_option("--burst", args->burst, "Token bucket depth (default: one second of --rate)");
-  cmd->callback([args, &run] {
-    run = [args] {
+  cmd->callback([args, &ctx] {
+    ctx.run = [args] {
       auto maps = Maps::open_pinned(pin_dir_for(args->iface));
       if (!maps) return fail(maps.error().message);
       auto set = maps->read_active_policy();

@@ -19,7 +19,10 @@ constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {
     "would_shed_rate", "fail_open",      "pass_mode_off",
     "rst_sent",        "rst_capped"};
 constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlobalCounters = {
-    "unparsed", "fragment", "unprotected", "no_policy", "rst_failed"};
+    "unparsed", "fragment", "unprotected", "no_policy", "rst_failed", "events_lost"};
+constexpr std::array<std::string_view, 4> kReasons = {"none", "cap", "fraction", "rate"};
+constexpr std::array<std::string_view, EDGESHED_NUM_EVENT_OUTCOMES> kOutcomes = {
+    "drop", "rst", "rst_capped", "would_shed"};
 
 template <size_t N>
 std::optional<uint32_t> find(const std::array<std::string_view, N>& names, std::string_view name) {
@@ -58,5 +61,8 @@ std::string_view counter_name(int c) { return name_of(kCounters, static_cast<uin
 std::string_view global_counter_name(int c) {
   return name_of(kGlobalCounters, static_cast<uint64_t>(c));
 }
+
+std::string_view reason_name(uint32_t r) { return name_of(kReasons, r); }
+std::string_view outcome_name(uint32_t o) { return name_of(kOutcomes, o); }
 
 }  // namespace edgeshed

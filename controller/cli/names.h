@@ -17,5 +17,7 @@ std::optional<uint32_t> parse_draw(std::string_view name);
 std::string_view draw_name(uint32_t draw);
 std::string_view counter_name(int counter);
 std::string_view global_counter_name(int counter);
+std::string_view reason_name(uint32_t reason);    // enum edgeshed_shed_reason
+std::string_view outcome_name(uint32_t outcome);  // enum edgeshed_event_outcome
 
 }  // namespace edgeshed

@@ -4,12 +4,12 @@
 
 namespace edgeshed {
 
-void add_run_command(CLI::App& app, CommandRunner& run) {
+void add_run_command(CLI::App& app, CliContext& ctx) {
   auto path = std::make_shared<std::string>("/etc/edgeshed/edgeshed.toml");
   auto* cmd = app.add_subcommand("run", "Run the controller daemon");
   cmd->add_option("-c,--config", *path, "Config file (TOML)")->capture_default_str();
-  cmd->callback([path, &run] {
-    run = [path] {
+  cmd->callback([path, &ctx] {
+    ctx.run = [path] {
       auto d = daemon::Daemon::start(*path);
       if (!d) return fail(d.error().message);
       return (*d)->run();

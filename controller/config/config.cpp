@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -123,6 +124,10 @@ void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
                      {"off", std::string("off")}})) {
     daemon.log_level = log_level;
   }
+  if (reader.string("run_dir", daemon.run_dir) &&
+      (daemon.run_dir.empty() || daemon.run_dir.front() != '/')) {
+    reader.invalid("run_dir", "must be an absolute path");
+  }
   const bool heartbeat_invalid =
       !heartbeat_set && reader.source_table().contains("heartbeat_timeout");
   // One late tick must not make the data plane fail open.
@@ -131,6 +136,38 @@ void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
     const std::string problem =
         "must be 0 or at least 2 x daemon.tick (" + format_duration(2 * daemon.tick) + ")";
     reader.invalid(heartbeat_set ? "heartbeat_timeout" : "tick", problem);
+  }
+  reader.reject_unknown_keys();
+}
+
+// listen = "ADDRESS:PORT" (IPv6 in brackets) or "off".
+void parse_metrics(TableReader& reader, MetricsConfig& metrics) {
+  std::string listen;
+  if (reader.string("listen", listen)) {
+    if (listen == "off") {
+      metrics.enabled = false;
+    } else {
+      auto colon = listen.rfind(':');
+      std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+      if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+      }
+      uint32_t port = 0;
+      bool port_ok = colon != std::string::npos && colon + 1 < listen.size();
+      for (size_t i = colon + 1; port_ok && i < listen.size(); ++i) {
+        port_ok = std::isdigit(static_cast<unsigned char>(listen[i])) && port < 65536;
+        port = port * 10 + static_cast<uint32_t>(listen[i] - '0');
+      }
+      auto address = parse_ip_prefix(host + (host.find(':') != std::string::npos ? "/128" : "/32"));
+      if (!port_ok || port == 0 || port > 65535 || !address) {
+        reader.invalid("listen",
+                       "must be \"ADDRESS:PORT\" (e.g. \"127.0.0.1:9477\", \"[::1]:9477\"), "
+                       "port 1..65535, or \"off\"");
+      } else {
+        metrics.address = host;
+        metrics.port = static_cast<uint16_t>(port);
+      }
+    }
   }
   reader.reject_unknown_keys();
 }
@@ -145,6 +182,8 @@ void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane) {
                 {{"source_hash", Draw::kSourceHash}, {"random", Draw::kRandom}});
   reader.duration("salt_rotation", dataplane.salt_rotation, seconds(1), std::chrono::hours(24));
   reader.integer("rst_per_sec_per_cpu", dataplane.rst_per_sec_per_cpu, 0, 10'000'000);
+  reader.integer("events_per_sec_per_cpu", dataplane.events_per_sec_per_cpu, 0, 1'000'000);
+  reader.integer("event_sample", dataplane.event_sample, 1, 1'000'000);
   reader.reject_unknown_keys();
 }
 
@@ -610,6 +649,10 @@ Config parse_document(const toml::table& document, std::string_view source_name,
   if (const toml::table* table = root.table("dataplane")) {
     TableReader reader(errors, *table, "dataplane");
     parse_dataplane(reader, config.dataplane);
+  }
+  if (const toml::table* table = root.table("metrics")) {
+    TableReader reader(errors, *table, "metrics");
+    parse_metrics(reader, config.metrics);
   }
   {
     std::map<std::string, std::string> seen;

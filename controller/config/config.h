@@ -69,6 +69,15 @@ struct DaemonConfig {
   std::chrono::nanoseconds heartbeat_timeout = std::chrono::seconds(1);
   law::AllStalePolicy all_stale = law::AllStalePolicy::kHold;
   std::string log_level = "info";  // spdlog level name
+  // State file, level file, control socket, runtime changes and locks.
+  std::string run_dir = "/run/edgeshed";
+};
+
+// The Prometheus endpoint (/metrics) and the level endpoint (/level).
+struct MetricsConfig {
+  bool enabled = true;
+  std::string address = "127.0.0.1";  // loopback: not exposed unless asked
+  uint16_t port = 9477;
 };
 
 struct DataplaneConfig {
@@ -77,6 +86,10 @@ struct DataplaneConfig {
   Draw draw = Draw::kSourceHash;
   std::chrono::nanoseconds salt_rotation = std::chrono::seconds(60);
   uint32_t rst_per_sec_per_cpu = 1000;
+  // Sampled shed events for `edgeshed events`: at most this many per CPU
+  // and second (0: none), from 1 in event_sample sheds.
+  uint32_t events_per_sec_per_cpu = 100;
+  uint32_t event_sample = 1;
 };
 
 struct InterfaceConfig {
@@ -118,6 +131,7 @@ struct SignalConfig {
 struct Config {
   DaemonConfig daemon;
   DataplaneConfig dataplane;
+  MetricsConfig metrics;
   std::vector<InterfaceConfig> interfaces;
   std::vector<PortConfig> ports;
   std::vector<PrefixConfig> prefixes;

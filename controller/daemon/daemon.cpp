@@ -1,13 +1,16 @@
 #include "daemon/daemon.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -80,25 +83,120 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path) {
   spdlog::set_level(spdlog::level::from_str(cfg->daemon.log_level));
   std::unique_ptr<Daemon> d(new Daemon(config_path, std::move(*cfg)));  // private ctor
   // Everything that can be refused is checked before the kernel is touched.
+  if (auto s = d->lock_and_open_run_dir(); !s) return s.error();
   if (auto s = d->build_signals(d->config_); !s) return s.error();
+  for (const auto& iface : d->config_.interfaces) {
+    auto lock = lock_interface(iface.name);
+    if (!lock) return lock.error();
+    d->interface_locks_.push_back(std::move(*lock));
+  }
+  if (d->config_.metrics.enabled) {
+    auto m = MetricsServer::start(d->config_.metrics.address, d->config_.metrics.port);
+    if (!m) return m.error();
+    d->metrics_ = std::move(*m);
+  }
+  d->load_runtime_changes();
   if (auto s = d->attach_all(); !s) return s.error();
   d->law_ = std::make_unique<law::LevelControlLaw>(d->config_.law_config(), d->clock_);
+  d->apply_runtime_changes();
+  auto control = ControlServer::listen(d->run_path(kControlSocketName));
+  if (!control) return control.error();
+  d->control_.emplace(std::move(*control));
   d->salt_ = fresh_salt();
   d->salt_rotated_ = d->clock_.now();
   d->level_since_ = d->clock_.now();
   return d;
 }
 
+std::string Daemon::run_path(const char* name) const {
+  return config_.daemon.run_dir + "/" + name;
+}
+
+// One daemon per run directory: its state file, level file and socket.
+Status Daemon::lock_and_open_run_dir() {
+  if (auto s = make_run_dir(config_.daemon.run_dir); !s) return s;
+  const std::string path = run_path("daemon.lock");
+  run_dir_lock_ = Fd(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!run_dir_lock_.valid()) return make_error("cannot open " + path + ": " + std::strerror(errno));
+  if (flock(run_dir_lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+    return make_error("another edgeshed daemon is running with run directory " +
+                      config_.daemon.run_dir + " (it holds " + path +
+                      "); stop it first, `edgeshed status` shows it");
+  }
+  return {};
+}
+
+void Daemon::load_runtime_changes() {
+  const std::string path = run_path(kRuntimeFileName);
+  std::ifstream in(path);
+  if (!in) return;  // none saved
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto changes = j.is_discarded() ? Result<RuntimeChanges>(make_error("not JSON"))
+                                  : RuntimeChanges::from_json(j);
+  if (!changes) {
+    // Kept for the operator to read; starting without them is safer than
+    // not starting at all.
+    std::rename(path.c_str(), (path + ".invalid").c_str());
+    spdlog::error("runtime changes in {} ignored ({}); moved to {}.invalid", path,
+                  changes.error().message, path);
+    return;
+  }
+  runtime_ = std::move(*changes);
+  for (const auto& e : runtime_.expire(std::chrono::system_clock::now())) {
+    spdlog::info("operator: {} while the daemon was down", e);
+  }
+  if (!runtime_.empty()) {
+    spdlog::info("operator changes kept from before the restart: {}",
+                 runtime_.describe(std::chrono::system_clock::now()).dump());
+  }
+}
+
+void Daemon::save_runtime_changes() {
+  const std::string path = run_path(kRuntimeFileName);
+  if (runtime_.empty()) {
+    std::remove(path.c_str());
+    return;
+  }
+  if (auto s = write_file_atomically(path, runtime_.to_json().dump(1) + "\n", 0600); !s) {
+    spdlog::error("runtime changes not saved, a restart would lose them: {}", s.error().message);
+  }
+}
+
+void Daemon::apply_runtime_changes() {
+  law_->set_overrides(runtime_.law_overrides(std::chrono::system_clock::now(), clock_.now()));
+  if (auto s = apply_dataplane_settings(effective_config()); !s) {
+    spdlog::error("data plane settings not fully applied: {}", s.error().message);
+  }
+}
+
+nlohmann::json Daemon::handle_control(const nlohmann::json& request) {
+  if (request.value("op", "") == "ping") return {{"ok", true}, {"pid", getpid()}};
+  auto changed = runtime_.apply(request, std::chrono::system_clock::now());
+  if (!changed) {
+    spdlog::warn("operator request refused: {} ({})", changed.error().message, request.dump());
+    return {{"ok", false}, {"error", changed.error().message}};
+  }
+  spdlog::info("operator: {}", *changed);
+  save_runtime_changes();
+  apply_runtime_changes();
+  // In force from the next tick: an extra tick here would count towards the
+  // law's dwell times.
+  return {{"ok", true}, {"message", *changed}};
+}
+
 Status Daemon::attach_all() {
+  const config::Config effective = effective_config();
   for (const auto& iface : config_.interfaces) {
     AttachOptions opts;
     opts.iface = iface.name;
     opts.hook = static_cast<uint32_t>(iface.hook);
     opts.mode = static_cast<uint32_t>(config_.dataplane.mode);
-    opts.action = static_cast<uint32_t>(config_.dataplane.action);
+    opts.action = static_cast<uint32_t>(effective.dataplane.action);
     opts.draw = static_cast<uint32_t>(config_.dataplane.draw);
     opts.heartbeat_timeout_ns = static_cast<uint64_t>(config_.daemon.heartbeat_timeout.count());
     opts.rst_per_sec_per_cpu = config_.dataplane.rst_per_sec_per_cpu;
+    opts.events_per_sec_per_cpu = config_.dataplane.events_per_sec_per_cpu;
+    opts.event_sample = config_.dataplane.event_sample;
     auto attached = attach(opts);
     if (!attached) return make_error(iface.name + ": " + attached.error().message);
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
@@ -106,7 +204,7 @@ Status Daemon::attach_all() {
     interfaces_.push_back({iface.name, std::move(attached->maps)});
   }
   if (auto stats = read_dataplane().stats; stats) last_stats_ = *stats;
-  return apply_dataplane_settings(config_);
+  return apply_dataplane_settings(effective);
 }
 
 // Ports, prefixes and the rarely changing config fields, on every interface.
@@ -139,6 +237,8 @@ Status Daemon::apply_dataplane_settings(const config::Config& cfg) {
     dp->action = static_cast<uint32_t>(cfg.dataplane.action);
     dp->draw = static_cast<uint32_t>(cfg.dataplane.draw);
     dp->rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
+    dp->events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
+    dp->event_sample = cfg.dataplane.event_sample;
     dp->heartbeat_timeout_ns = static_cast<uint64_t>(cfg.daemon.heartbeat_timeout.count());
     if (auto s = maps.write_config(*dp); !s) return s;
   }
@@ -203,9 +303,13 @@ Daemon::DataplaneSnapshot Daemon::read_dataplane() const {
     } else if (snap.inflight) {
       for (size_t c = 0; c < inflight.size(); ++c) inflight[c] += (*counts)[c];
     }
-    if (auto s = iface.maps.read_stats(); !s) {
+    auto s = iface.maps.read_stats();
+    if (!s) {
       snap.stats = make_error(iface.name + ": " + s.error().message);
-    } else if (snap.stats) {
+      continue;
+    }
+    snap.per_interface.emplace_back(iface.name, *s);
+    if (snap.stats) {
       for (int c = 0; c < EDGESHED_NUM_CLASSES; ++c)
         for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) stats.cls[c][i] += s->cls[c][i];
       for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) stats.global[i] += s->global[i];
@@ -242,6 +346,11 @@ void Daemon::log_signal_changes() {
 
 void Daemon::tick() {
   const auto now = clock_.now();
+  if (auto expired = runtime_.expire(std::chrono::system_clock::now()); !expired.empty()) {
+    for (const auto& e : expired) spdlog::info("operator: {}", e);
+    save_runtime_changes();
+    apply_runtime_changes();
+  }
   snapshot_ = read_dataplane();
   law::TickInputs in;
   in.signals = signals_->sample(now);
@@ -267,6 +376,7 @@ void Daemon::tick() {
 
   law::Decision d = law_->tick(in);
   if (d.level_changed) {
+    ++level_changes_;
     auto held = std::chrono::duration_cast<std::chrono::milliseconds>(now - level_since_);
     level_since_ = now;
     spdlog::info("level {} -> {} after {} ms: pressure {:.2f}, driven by {}; signals: {}",
@@ -297,19 +407,86 @@ void Daemon::tick() {
   std::vector<std::string> names;
   for (const auto& iface : interfaces_) names.push_back(iface.name);
   auto state = to_json({d, signals_->states(), now, level_since_, names, config_path_});
-  if (auto s = write_state(state); !s) errors_.error("state", s.error().message, now);
+  state["runtime_changes"] = runtime_.describe(std::chrono::system_clock::now());
+  state["metrics"] = config_.metrics.enabled ? nlohmann::ordered_json(config_.metrics.address + ":" +
+                                                                      std::to_string(config_.metrics.port))
+                                             : nlohmann::ordered_json(nullptr);
+  if (auto s = write_state(state, run_path(kStateFileName)); !s) {
+    errors_.error("state", s.error().message, now);
+  }
+  write_level_file(d.level);
 
   if (mode != mode_written_) {
     if (mode != mode_logged_) spdlog::info("data plane mode {}", law::to_string(d.mode));
     mode_written_ = mode_logged_ = mode;
   }
+  tick_seconds_.observe(std::chrono::duration<double>(clock_.now() - now).count());
+  publish_metrics(d);
+  notifier_.tick(now);
+}
+
+// Rewritten on change only: a service may watch it with inotify.
+void Daemon::write_level_file(law::Level level) {
+  if (level_file_written_ == level) return;
+  auto s = write_file_atomically(run_path(kLevelFileName),
+                                 std::string(law::to_string(level)) + "\n", 0644);
+  if (!s) {
+    errors_.error("level", s.error().message, clock_.now());
+    return;
+  }
+  level_file_written_ = level;
+  notifier_.status("level " + std::string(law::to_string(level)));
+}
+
+void Daemon::publish_metrics(const law::Decision& d) {
+  if (!metrics_) return;
+  auto m = std::make_shared<MetricsSnapshot>();
+  m->level = d.level;
+  m->pressure = d.pressure;
+  m->level_pinned = d.level_pinned;
+  m->mode = d.mode;
+  m->fail_open = d.fail_open;
+  m->adaptive_limit = d.adaptive_limit;
+  m->policies = d.policies;
+  if (snapshot_.inflight) {
+    for (size_t c = 0; c < law::kNumClasses; ++c) m->inflight[c] = (*snapshot_.inflight)[c];
+  }
+  const auto now = clock_.now();
+  for (const auto& sig : signals_->states()) {
+    SignalMetric g;
+    g.name = sig.config.name;
+    g.kind = std::string(config::to_string(sig.config.kind));
+    g.target = sig.config.target;
+    g.stale = sig.stale;
+    if (sig.has_sample) {
+      g.value = sig.last_good.value;
+      g.age_seconds = std::chrono::duration<double>(now - sig.last_good.taken).count();
+    }
+    m->signals.push_back(std::move(g));
+  }
+  for (const auto& [name, stats] : snapshot_.per_interface) m->interfaces.push_back({name, stats});
+  m->level_changes = level_changes_;
+  m->reloads_ok = reloads_ok_;
+  m->reloads_failed = reloads_failed_;
+  m->ticks = tick_seconds_;
+  metrics_->publish(std::move(m));
 }
 
 void Daemon::reload() {
+  notifier_.reloading();
   auto cfg = config::load_config(config_path_);
   if (!cfg) {
+    ++reloads_failed_;
     spdlog::error("reload refused, keeping the running config: {}", cfg.error().message);
+    notifier_.ready("reload refused");
     return;
+  }
+  if (cfg->daemon.run_dir != config_.daemon.run_dir ||
+      cfg->metrics.enabled != config_.metrics.enabled ||
+      cfg->metrics.address != config_.metrics.address || cfg->metrics.port != config_.metrics.port) {
+    spdlog::warn("reload: daemon.run_dir and [metrics] changes take effect at the next restart");
+    cfg->daemon.run_dir = config_.daemon.run_dir;
+    cfg->metrics = config_.metrics;
   }
   bool same_interfaces = cfg->interfaces.size() == config_.interfaces.size();
   for (size_t i = 0; same_interfaces && i < cfg->interfaces.size(); ++i) {
@@ -323,10 +500,12 @@ void Daemon::reload() {
   // Build everything that can fail before changing anything.
   auto new_signals = signals::SignalSet::build(cfg->signals, readers());
   if (!new_signals) {
+    ++reloads_failed_;
     spdlog::error("reload refused, keeping the running config: {}", new_signals.error().message);
+    notifier_.ready("reload refused");
     return;
   }
-  if (auto s = apply_dataplane_settings(*cfg); !s) {
+  if (auto s = apply_dataplane_settings(runtime_.applied_to(*cfg)); !s) {
     spdlog::error("reload: data plane settings not fully applied: {}", s.error().message);
   }
   signals_.emplace(std::move(*new_signals));
@@ -335,11 +514,17 @@ void Daemon::reload() {
   law_->reconfigure(cfg->law_config());
   spdlog::set_level(spdlog::level::from_str(cfg->daemon.log_level));
   config_ = std::move(*cfg);
+  ++reloads_ok_;
   spdlog::info("reloaded {}", config_path_);
+  notifier_.ready("reloaded");
 }
 
 void Daemon::stop() {
-  std::remove(kStateFile);  // status must not show a stopped daemon as running
+  notifier_.stopping();
+  // Status must not show a stopped daemon as running, and a service must not
+  // act on the level of a daemon that no longer decides.
+  std::remove(run_path(kStateFileName).c_str());
+  std::remove(run_path(kLevelFileName).c_str());
   for (auto& iface : interfaces_) {
     if (config_.daemon.on_exit == config::OnExit::kDetach) {
       if (auto s = detach(iface.name); !s)
@@ -381,9 +566,13 @@ int Daemon::run() {
                config_.signals.size(),
                std::chrono::duration_cast<std::chrono::milliseconds>(config_.daemon.tick).count());
   tick();
+  notifier_.ready("running");
   for (;;) {
-    pollfd fds[2] = {{timer.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) continue;
+    pollfd fds[3] = {{timer.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {control_->fd(), POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0) continue;
+    if (fds[2].revents & POLLIN) {
+      control_->serve_one([this](const nlohmann::json& r) { return handle_control(r); });
+    }
     if (fds[1].revents & POLLIN) {
       signalfd_siginfo si{};
       if (read(sigfd.get(), &si, sizeof(si)) == sizeof(si)) {

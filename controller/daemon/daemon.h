@@ -13,7 +13,12 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "daemon/control_socket.h"
 #include "daemon/log_limiter.h"
+#include "daemon/metrics.h"
+#include "daemon/metrics_server.h"
+#include "daemon/runtime_changes.h"
+#include "daemon/service_notify.h"
 #include "dataplane/accept_queue.h"
 #include "dataplane/maps.h"
 #include "law/clock.h"
@@ -40,9 +45,11 @@ class Daemon {
   struct DataplaneSnapshot {
     Result<ClassCounts> inflight = ClassCounts{};
     Result<edgeshed_stats> stats = edgeshed_stats{};
+    std::vector<std::pair<std::string, edgeshed_stats>> per_interface;  // for metrics
   };
 
   Daemon(std::string config_path, config::Config config);
+  Status lock_and_open_run_dir();
   Status attach_all();
   Status apply_dataplane_settings(const config::Config& cfg);
   Status build_signals(const config::Config& cfg);
@@ -50,12 +57,33 @@ class Daemon {
   void reload();
   void stop();
   void log_signal_changes();
+  // The config with the operator's runtime changes applied.
+  config::Config effective_config() const { return runtime_.applied_to(config_); }
+  // Hands the runtime changes to the law and the data plane.
+  void apply_runtime_changes();
+  void load_runtime_changes();
+  void save_runtime_changes();
+  nlohmann::json handle_control(const nlohmann::json& request);
+  void publish_metrics(const law::Decision& d);
+  void write_level_file(law::Level level);
+  std::string run_path(const char* name) const;
   DataplaneSnapshot read_dataplane() const;
   Result<signals::QueueSnapshot> accept_queue_snapshot();
   signals::SignalSet::DataplaneReaders readers();
 
   std::string config_path_;
   config::Config config_;
+  Fd run_dir_lock_;
+  std::vector<Fd> interface_locks_;
+  std::optional<ControlServer> control_;
+  std::unique_ptr<MetricsServer> metrics_;
+  RuntimeChanges runtime_;
+  ServiceNotifier notifier_;
+  TickHistogram tick_seconds_;
+  uint64_t level_changes_ = 0;
+  uint64_t reloads_ok_ = 0;
+  uint64_t reloads_failed_ = 0;
+  std::optional<law::Level> level_file_written_;
   law::SteadyClock clock_;
   std::unique_ptr<law::ControlLaw> law_;
   std::optional<signals::SignalSet> signals_;

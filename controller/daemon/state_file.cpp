@@ -1,5 +1,6 @@
 #include "daemon/state_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include "dataplane/fd.h"
 
 namespace edgeshed::daemon {
 namespace {
@@ -67,22 +70,36 @@ nlohmann::ordered_json to_json(const StateSnapshot& s) {
   return j;
 }
 
-Status write_state(const nlohmann::ordered_json& state, const std::string& path) {
-  std::error_code ec;
-  auto dir = std::filesystem::path(path).parent_path();
-  std::filesystem::create_directories(dir, ec);
-  chmod(dir.c_str(), 0755);
+Status write_file_atomically(const std::string& path, const std::string& content, mode_t mode) {
   std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
-    out << state.dump(1) << "\n";
-    if (!out) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
+  Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!fd.valid()) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
+  fchmod(fd.get(), mode);  // whatever the umask
+  for (size_t done = 0; done < content.size();) {
+    ssize_t n = write(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
   }
+  fd.reset();
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return make_error("cannot rename " + tmp + ": " + std::strerror(errno));
   }
   return {};
+}
+
+Status make_run_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error("cannot create " + dir + ": " + ec.message());
+  // Readable by all: the protected service reads the level file. What is
+  // private (socket, runtime changes, locks) has its own mode.
+  chmod(dir.c_str(), 0755);
+  return {};
+}
+
+Status write_state(const nlohmann::ordered_json& state, const std::string& path) {
+  return write_file_atomically(path, state.dump(1) + "\n", 0644);
 }
 
 }  // namespace edgeshed::daemon

@@ -3,6 +3,8 @@
 // and policy without talking to the daemon.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -15,8 +17,12 @@
 
 namespace edgeshed::daemon {
 
-inline constexpr const char* kStateDir = "/run/edgeshed";
-inline constexpr const char* kStateFile = "/run/edgeshed/state.json";
+// Files of the run directory (config: daemon.run_dir).
+inline constexpr const char* kDefaultRunDir = "/run/edgeshed";
+inline constexpr const char* kStateFileName = "state.json";
+inline constexpr const char* kLevelFileName = "level";
+inline constexpr const char* kControlSocketName = "control.sock";
+inline constexpr const char* kRuntimeFileName = "runtime.json";
 
 struct StateSnapshot {
   const law::Decision& decision;
@@ -30,7 +36,10 @@ struct StateSnapshot {
 nlohmann::ordered_json to_json(const StateSnapshot& s);
 
 // Writes to a temporary file and renames it over the path: readers never
-// see half a file. The directory is created root-only.
-Status write_state(const nlohmann::ordered_json& state, const std::string& path = kStateFile);
+// see half a file.
+Status write_file_atomically(const std::string& path, const std::string& content, mode_t mode);
+Status write_state(const nlohmann::ordered_json& state, const std::string& path);
+// Creates the run directory if needed.
+Status make_run_dir(const std::string& dir);
 
 }  // namespace edgeshed::daemon

@@ -4,6 +4,8 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 #include <net/if.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -249,6 +251,14 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   cfg.draw = opts.draw;
   cfg.heartbeat_timeout_ns = opts.heartbeat_timeout_ns;
   cfg.rst_per_sec_per_cpu = opts.rst_per_sec_per_cpu;
+  cfg.events_per_sec_per_cpu = opts.events_per_sec_per_cpu;
+  cfg.event_sample = opts.event_sample;
+  // Our namespace is the interface's: if_nametoindex found it here.
+  struct stat ns {};
+  if (stat("/proc/self/ns/net", &ns) != 0) {
+    return make_error("cannot identify this network namespace: " + errno_text(errno));
+  }
+  cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
   cfg.hook = EDGESHED_HOOK_NONE;  // set once the hook holds our program
   if (!adopted) {
     if (auto s = maps->write_config(cfg); !s) return s.error();
@@ -315,6 +325,31 @@ Status detach(const std::string& iface) {
   rmdir(EDGESHED_PIN_ROOT);  // only succeeds once no interface is left
   if (!problems.empty()) return make_error("detach " + iface + " left:" + problems);
   return {};
+}
+
+Result<Fd> lock_interface(const std::string& iface) {
+  if (auto s = require_root(); !s) return s.error();
+  if (auto s = ensure_bpffs(); !s) return s.error();
+  if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
+  const std::string dir = pin_dir_for(iface);
+  if (auto s = make_private_dir(dir); !s) return s.error();
+  Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return make_error("cannot open " + dir + ": " + errno_text(errno));
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return make_error("another edgeshed daemon is running on " + iface + " (it holds the lock on " +
+                        dir + "); stop it first, `edgeshed status` shows it");
+    }
+    return make_error("cannot lock " + dir + ": " + errno_text(errno));
+  }
+  return fd;
+}
+
+bool interface_locked(const std::string& iface) {
+  Fd fd(open(pin_dir_for(iface).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return false;
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return false;  // released with the fd
+  return errno == EWOULDBLOCK;
 }
 
 }  // namespace edgeshed

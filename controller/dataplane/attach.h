@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "dataplane/fd.h"
 #include "dataplane/maps.h"
 
 namespace edgeshed {
@@ -29,6 +30,8 @@ struct AttachOptions {
   uint32_t draw = EDGESHED_DRAW_SOURCE_HASH;
   uint64_t heartbeat_timeout_ns = 1000000000ull;
   uint32_t rst_per_sec_per_cpu = 1000;
+  uint32_t events_per_sec_per_cpu = 100;
+  uint32_t event_sample = 1;
   // Replaces the port table when set; an adopting attach without ports
   // keeps the running table.
   std::optional<std::vector<PortClass>> ports;
@@ -46,5 +49,11 @@ Result<Attached> attach(const AttachOptions& opts);
 
 // Removes the programs, the clsact qdisc if edgeshed created it, and pins.
 Status detach(const std::string& iface);
+
+// Takes the interface's daemon lock (a flock on its pin directory, created
+// if missing), held while the returned fd lives: one daemon per interface.
+Result<Fd> lock_interface(const std::string& iface);
+// Whether a daemon holds the interface's lock.
+bool interface_locked(const std::string& iface);
 
 }  // namespace edgeshed

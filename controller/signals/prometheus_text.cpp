@@ -326,6 +326,21 @@ bool labels_match(const Labels& labels, const Labels& match) {
   return true;
 }
 
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string format_series(std::string_view name, const Labels& labels) {
   std::string out(name);
   if (labels.empty()) return out;
@@ -334,18 +349,7 @@ std::string format_series(std::string_view name, const Labels& labels) {
   for (const auto& [key, value] : labels) {
     if (!first) out += ',';
     first = false;
-    out += key + "=\"";
-    for (char c : value) {
-      if (c == '\\' || c == '"') {
-        out += '\\';
-        out += c;
-      } else if (c == '\n') {
-        out += "\\n";
-      } else {
-        out += c;
-      }
-    }
-    out += '"';
+    out += key + "=\"" + escape_label_value(value) + '"';
   }
   out += '}';
   return out;

@@ -56,6 +56,10 @@ Result<double> parse_prometheus_value(std::string_view token);
 bool labels_match(const Labels& labels, const Labels& match);
 
 // "name{a=\"x\",b=\"y\"}", for error messages.
+// A label value as the text format writes it: backslash, double quote and
+// newline escaped.
+std::string escape_label_value(std::string_view value);
+
 std::string format_series(std::string_view name, const Labels& labels);
 
 }  // namespace edgeshed::signals

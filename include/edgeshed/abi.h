@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 1
+#define EDGESHED_ABI_VERSION 2
 
 /* Priority classes; lower value = more important, shed last. */
 enum edgeshed_class {
@@ -92,6 +92,7 @@ enum edgeshed_global_counter {
 	EDGESHED_GCTR_UNPROTECTED,	/* SYN to an unprotected port: passed */
 	EDGESHED_GCTR_NO_POLICY,	/* a map lacked its entry: passed */
 	EDGESHED_GCTR_RST_FAILED,	/* RST could not be built: dropped */
+	EDGESHED_GCTR_EVENTS_LOST,	/* event ring buffer full */
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 
@@ -118,9 +119,13 @@ struct edgeshed_config {
 	__u32 src4_prefixes;	    /* entries in the IPv4 override trie */
 	__u32 src6_prefixes;	    /* entries in the IPv6 override trie */
 	__u32 flags;		    /* EDGESHED_CFG_F_* */
-	__u32 _pad;
+	__u32 events_per_sec_per_cpu; /* shed events budget; 0: no events */
+	__u32 event_sample;	    /* 1 in N sheds is a candidate event; 0, 1: all */
+	/* Inode of the attached interface's network namespace: the tracker
+	 * counts only that namespace's connections. 0: every namespace. */
+	__u32 netns_ino;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 48, "config ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 56, "config ABI");
 
 /* clsact qdisc was created by edgeshed, so detach removes it. */
 #define EDGESHED_CFG_F_OWNS_QDISC (1u << 0)
@@ -218,6 +223,42 @@ struct edgeshed_aq_record {
 	__u64 waiting_ns;     /* waiting: time since the handshake completed */
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_aq_record) == 24, "aq record ABI");
+
+/*
+ * A sampled shed decision, written to the es_events ring buffer so that
+ * operators can see who is shed and why. Sampling (1 in event_sample) and a
+ * per-CPU budget per second keep a flood from becoming an event flood.
+ */
+enum edgeshed_event_outcome {
+	EDGESHED_EVENT_DROP = 0,	/* shed by drop */
+	EDGESHED_EVENT_RST = 1,		/* shed, answered with RST */
+	EDGESHED_EVENT_RST_CAPPED = 2,	/* shed, RST budget spent: dropped */
+	EDGESHED_EVENT_WOULD_SHED = 3,	/* observe mode: passed */
+	EDGESHED_NUM_EVENT_OUTCOMES = 4,
+};
+
+/* Shed reasons, in the order of the SHED_* counters. */
+enum edgeshed_shed_reason {
+	EDGESHED_REASON_NONE = 0,
+	EDGESHED_REASON_CAP = 1,
+	EDGESHED_REASON_FRAC = 2,
+	EDGESHED_REASON_RATE = 3,
+};
+
+struct edgeshed_event {
+	__u64 ktime_ns;	  /* CLOCK_MONOTONIC (coarse) */
+	__u8 saddr[16];	  /* network byte order; IPv4 in the first 4 */
+	__u16 sport;	  /* host byte order */
+	__u16 dport;	  /* host byte order */
+	__u8 family;	  /* AF_INET or AF_INET6 */
+	__u8 class_id;	  /* enum edgeshed_class */
+	__u8 reason;	  /* enum edgeshed_shed_reason */
+	__u8 outcome;	  /* enum edgeshed_event_outcome */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_event) == 32, "event ABI");
+
+/* Size of the es_events ring buffer: a power of two multiple of the page. */
+#define EDGESHED_EVENTS_RING_BYTES (256 * 1024)
 
 /* Maps and links are pinned under EDGESHED_PIN_ROOT/<iface>/<map name>. */
 #define EDGESHED_PIN_ROOT "/sys/fs/bpf/edgeshed"

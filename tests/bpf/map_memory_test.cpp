@@ -116,6 +116,8 @@ const char* type_name(uint32_t type) {
       return "lpm";
     case BPF_MAP_TYPE_SK_STORAGE:
       return "sk_stor";
+    case BPF_MAP_TYPE_RINGBUF:
+      return "ringbuf";
     default:
       return "other";
   }
@@ -224,6 +226,10 @@ TEST_F(MapMemoryTest, SpoofedFloodLeavesEveryMapAsItWas) {
       for (const auto& m : before) {
         if (m.id != id) continue;
         found = true;
+        // A ring buffer's memory is fixed when it is created (its size is
+        // max_entries bytes), so it cannot grow with sources; the memlock
+        // comparison below still covers it.
+        if (m.type == BPF_MAP_TYPE_RINGBUF) continue;
         EXPECT_TRUE(m.entries.has_value())
             << bpf_program__name(prog) << " uses " << m.name << ", whose entries cannot be counted";
       }

@@ -18,6 +18,7 @@ CLI_V6=2001:db8::2
 LAB_PIDS=()
 LAB_PINS=()
 LAB_DIRS=() # temporary folders of a test, removed with the lab
+LAB_HOOKS=() # commands of a test's own cleanup, run first
 
 # Only the network namespace changes: bpffs pins stay in the host's mount
 # namespace, where `edgeshed status` finds them.
@@ -27,6 +28,7 @@ in_cli() { nsenter --net="/run/netns/$CLI_NS" "$@"; }
 lab_cleanup() {
 	local rc=$?
 	set +e
+	for hook in "${LAB_HOOKS[@]}"; do eval "$hook"; done
 	for pid in "${LAB_PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
 	# Whatever else still runs in the lab's namespaces.
 	for ns in "$SRV_NS" "$CLI_NS"; do
@@ -76,6 +78,16 @@ serve() {
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# wait_for WHAT CMD...: polls CMD for up to 15 s; on time-out shows the
+# daemon's log (the file named by $log, when a test has one) and fails.
+wait_for() {
+	local what=$1 i
+	shift
+	for i in $(seq 150); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	if [ -n "${log:-}" ] && [ -f "$log" ]; then echo "--- daemon log"; cat "$log"; fi
+	fail "timed out waiting for: $what"
+}
 pass() { echo "ok: $*"; }
 
 # expect_connect OUTCOME ADDR PORT: the client's connect ends in OUTCOME.

@@ -83,8 +83,9 @@ fi
 # A pinned data plane of another ABI is refused, never misread, and detach
 # still removes it.
 in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook tc --port $PORT >/dev/null
+cfg_bytes=$(bpftool -j map show pinned "/sys/fs/bpf/edgeshed/$SRV_IF/es_config" | jq .bytes_value)
 bpftool map update pinned "/sys/fs/bpf/edgeshed/$SRV_IF/es_config" key 0 0 0 0 \
-	value 99 $(printf '0 %.0s' $(seq 47))
+	value 99 $(printf '0 %.0s' $(seq $((cfg_bytes - 1))))
 out=$(in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook tc --port $PORT 2>&1) &&
 	fail "attach over another ABI succeeded"
 grep -q "ABI version 99" <<<"$out" && grep -q "edgeshed detach" <<<"$out" || fail "unclear ABI refusal: $out"

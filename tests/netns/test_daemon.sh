@@ -52,14 +52,6 @@ start_daemon() {
 	LAB_PIDS+=("$DAEMON")
 	wait_for "daemon running" grep -q "running:" "$log"
 }
-# wait_for WHAT CMD...: polls up to 15 s.
-wait_for() {
-	local what=$1 i
-	shift
-	for i in $(seq 150); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	echo "--- daemon log"; cat "$log"
-	fail "timed out waiting for: $what"
-}
 status() { "$EDGESHED" status --iface "$SRV_IF" --json; }
 level_is() { [ "$(status | jq .level)" = "$1" ]; }
 

@@ -16,8 +16,15 @@ scenario_up
 start_refserver
 start_daemon classic MODE=enforce
 sleep 2 # the probe learns the idle latency
-read -r link_before prog_before <<<"$(xdp_link)"
-[ -n "$prog_before" ] && attached || fail "no program attached: $(in_srv bpftool net show dev "$SRV_IF")"
+# Read until both answer (at most 2 s): once, a bpftool read of the link
+# came back empty on a busy machine while the program was attached.
+for _ in $(seq 20); do
+	read -r link_before prog_before <<<"$(xdp_link)"
+	[ -n "$prog_before" ] && attached && break
+	sleep 0.1
+done
+[ -n "$prog_before" ] && attached ||
+	fail "no program attached: $(in_srv bpftool net show dev "$SRV_IF"); link: $(bpftool link show pinned "/sys/fs/bpf/edgeshed/$SRV_IF/xdp_link" 2>&1)"
 
 # 800/s for 12 s: killed at 3 s, restarted at 7 s.
 t0=$(now_ms)

@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -79,6 +83,12 @@ TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
   EXPECT_EQ(example.daemon.all_stale, defaults.daemon.all_stale);
   EXPECT_EQ(example.dataplane.mode, defaults.dataplane.mode);
   EXPECT_EQ(example.dataplane.salt_rotation, defaults.dataplane.salt_rotation);
+  EXPECT_EQ(example.dataplane.events_per_sec_per_cpu, defaults.dataplane.events_per_sec_per_cpu);
+  EXPECT_EQ(example.dataplane.event_sample, defaults.dataplane.event_sample);
+  EXPECT_EQ(example.daemon.run_dir, defaults.daemon.run_dir);
+  EXPECT_EQ(example.metrics.address, defaults.metrics.address);
+  EXPECT_EQ(example.metrics.port, defaults.metrics.port);
+  EXPECT_TRUE(example.metrics.enabled);
   EXPECT_EQ(example.levels.high.enter, defaults.levels.high.enter);
   EXPECT_EQ(example.levels.critical.exit, defaults.levels.critical.exit);
   EXPECT_EQ(example.levels.exit_after, defaults.levels.exit_after);
@@ -843,6 +853,65 @@ TEST(IpPrefixTest, RejectsMalformed) {
   }
   EXPECT_EQ(parse_ip_prefix("2001:db8::1/32").error().message,
             "host bits set; did you mean \"2001:db8::/32\"?");
+}
+
+
+// The config reference is examples/edgeshed.toml: every key the parser or a
+// signal kind reads must be documented there.
+TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
+  auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const auto root = std::filesystem::path(__FILE__).parent_path() / ".." / "..";
+  const std::string example = read(root / "examples" / "edgeshed.toml");
+  std::set<std::string> keys;
+  const std::regex config_key(R"re(reader\.(?:duration|number|integer|boolean|string|choice)\("([a-z_]+)")re");
+  const std::string config_src = read(root / "controller" / "config" / "config.cpp");
+  for (auto it = std::sregex_iterator(config_src.begin(), config_src.end(), config_key);
+       it != std::sregex_iterator(); ++it) {
+    keys.insert((*it)[1]);
+  }
+  const std::regex param_list(R"re(ParamReader \w+\(cfg, "[a-z_]+",\s*\{([^}]*)\})re");
+  const std::regex quoted(R"re("([a-z_]+)")re");
+  for (const auto& e : std::filesystem::directory_iterator(root / "controller" / "signals")) {
+    const std::string src = read(e.path());
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), param_list);
+         it != std::sregex_iterator(); ++it) {
+      const std::string list = (*it)[1];
+      for (auto q = std::sregex_iterator(list.begin(), list.end(), quoted);
+           q != std::sregex_iterator(); ++q) {
+        keys.insert((*q)[1]);
+      }
+    }
+  }
+  EXPECT_GE(keys.size(), 60u) << "the key extraction found too little to mean anything";
+  for (const auto& key : keys) {
+    const std::regex mentioned("(^|[\\s#(,])" + key + "([\\s=,:)]|$)");
+    EXPECT_TRUE(std::regex_search(example, mentioned))
+        << key << " is read by the code but not documented in examples/edgeshed.toml";
+  }
+}
+
+TEST(ConfigTest, MetricsListenAddress) {
+  auto v6 = parse_config("[metrics]\nlisten = \"[::1]:9100\"\n", "m.toml");
+  ASSERT_TRUE(v6) << v6.error().message;
+  EXPECT_EQ(v6->metrics.address, "::1");
+  EXPECT_EQ(v6->metrics.port, 9100);
+  auto off = parse_config("[metrics]\nlisten = \"off\"\n", "m.toml");
+  ASSERT_TRUE(off);
+  EXPECT_FALSE(off->metrics.enabled);
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:9477",
+                          "127.0.0.1:94x7", ":9477"}) {
+    auto r = parse_config(std::string("[metrics]\nlisten = \"") + bad + "\"\n", "m.toml");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("m.toml:2:"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("metrics.listen"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("ADDRESS:PORT"), std::string::npos) << r.error().message;
+  }
+  auto rel = parse_config("[daemon]\nrun_dir = \"run\"\n", "m.toml");
+  ASSERT_FALSE(rel);
+  EXPECT_NE(rel.error().message.find("absolute path"), std::string::npos);
 }
 
 }  // namespace

@@ -1,22 +1,18 @@
 #!/usr/bin/env bash
-# Reproduction of an open bug, not a ctest case (it exits 1 while the bug is
-# there): the tracker (tp_btf/inet_sock_set_state) counts established
-# connections on a protected port in every network namespace of the host,
-# not only in the one whose interface edgeshed is attached to. Found by the
-# soak: other labs serving port 80 on the same host raised the in-flight
-# count, and the level went critical with no load at all.
+# The tracker (tp_btf/inet_sock_set_state) fires for every network namespace
+# of the host; in-flight must count only the attached interface's. Found by
+# the soak: other labs serving the same port raised the in-flight count and
+# the level went critical with no load at all.
 #
-# Attaches to the server namespace's interface (port 80, observe mode),
-# then holds 5 connections to port 80 inside a third namespace that
-# edgeshed knows nothing of. The attached interface's in-flight must stay 0.
-#   EDGESHED=build/edgeshed TCP_TOOL=build/tcp_tool REFSERVER=build/refserver \
-#       bash tests/netns/known_bug_tracker_netns.sh
+# Attaches to the server namespace's interface (port 80, observe mode), then
+# holds 5 connections to port 80 inside a third namespace that edgeshed
+# knows nothing of. The attached interface's in-flight must stay 0.
 source "$(dirname "$0")/lib.sh"
 : "${REFSERVER:?path of the refserver binary}"
 
 OTHER_NS="es-oth-$LAB_ID"
 lab_up
-trap 'rc=$?; ip netns del "$OTHER_NS" 2>/dev/null; (exit $rc); lab_cleanup' EXIT
+LAB_HOOKS+=('ip netns pids "$OTHER_NS" 2>/dev/null | xargs -r kill 2>/dev/null; ip netns del "$OTHER_NS" 2>/dev/null')
 ip netns add "$OTHER_NS"
 ip netns exec "$OTHER_NS" ip link set lo up
 

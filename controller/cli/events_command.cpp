@@ -1,0 +1,131 @@
+// events: sampled shed decisions as they happen, from each interface's ring.
+#include <arpa/inet.h>
+#include <time.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/interrupt.h"
+#include "cli/names.h"
+#include "cli/status_model.h"
+#include "config/duration.h"
+#include "dataplane/attach.h"
+#include "dataplane/events.h"
+
+namespace edgeshed {
+namespace {
+
+constexpr auto kPollSlice = std::chrono::milliseconds(100);
+
+int64_t clock_ns(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string address(const edgeshed_event& ev) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(ev.family == AF_INET6 ? AF_INET6 : AF_INET, ev.saddr, buf, sizeof(buf));
+  return buf;
+}
+
+// "2026-11-30T03:12:01.123Z"
+std::string utc_time(int64_t unix_ns) {
+  time_t secs = static_cast<time_t>(unix_ns / 1000000000);
+  tm t{};
+  gmtime_r(&secs, &t);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &t);
+  char out[48];
+  snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>((unix_ns / 1000000) % 1000));
+  return out;
+}
+
+}  // namespace
+
+void add_events_command(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string iface, duration;
+    bool json = false;
+    uint64_t count = 0;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "events",
+      "Stream sampled shed decisions: time, source, port, class, reason (Ctrl-C to stop)");
+  cmd->add_option("-i,--iface", args->iface, "Only this interface (default: all attached)");
+  cmd->add_flag("--json", args->json, "One JSON object per line");
+  cmd->add_option("-n,--count", args->count, "Stop after this many events");
+  cmd->add_option("--duration", args->duration, "Stop after this long (e.g. 30s)")
+      ->check(CLI::Validator(
+          [](std::string& t) -> std::string {
+            auto d = config::parse_duration(t);
+            return d ? "" : "duration '" + t + "': " + d.error().message;
+          },
+          "DURATION"));
+  cmd->callback([args, &ctx] {
+    ctx.run = [args] {
+      std::vector<std::string> ifaces =
+          args->iface.empty() ? attached_interfaces() : std::vector<std::string>{args->iface};
+      if (ifaces.empty()) return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT ")");
+      // Kernel times are CLOCK_MONOTONIC; the offset turns them into wall time.
+      const int64_t to_unix = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+      uint64_t seen = 0;
+      std::vector<EventReader> readers;
+      for (const auto& iface : ifaces) {
+        auto r = EventReader::open_pinned(
+            pin_dir_for(iface), [&seen, args, iface, to_unix](const edgeshed_event& ev) {
+              if (args->count && seen >= args->count) return;
+              ++seen;
+              const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
+              const std::string verdict =
+                  ev.outcome == EDGESHED_EVENT_WOULD_SHED ? "would_shed" : "shed";
+              if (args->json) {
+                nlohmann::ordered_json j = {{"time", utc_time(unix_ns)},
+                                            {"iface", iface},
+                                            {"source", address(ev)},
+                                            {"source_port", ev.sport},
+                                            {"port", ev.dport},
+                                            {"class", class_name(ev.class_id)},
+                                            {"verdict", verdict},
+                                            {"reason", reason_name(ev.reason)},
+                                            {"outcome", outcome_name(ev.outcome)}};
+                std::cout << j.dump() << "\n";
+              } else {
+                std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":"
+                          << ev.sport << " -> port " << ev.dport << " " << class_name(ev.class_id)
+                          << " " << verdict << " (" << reason_name(ev.reason) << ") "
+                          << outcome_name(ev.outcome) << "\n";
+              }
+              std::cout.flush();
+            });
+        if (!r) {
+          if (!args->iface.empty()) return fail(iface + ": " + r.error().message);
+          // The others still have something to say.
+          std::cerr << "edgeshed: skipping " << iface << ": " << r.error().message << "\n";
+          continue;
+        }
+        readers.push_back(std::move(*r));
+      }
+      if (readers.empty()) return fail("no attached interface has a readable event ring");
+      catch_interrupts();
+      const auto start = std::chrono::steady_clock::now();
+      const auto limit = args->duration.empty()
+                             ? std::chrono::nanoseconds::max()
+                             : *config::parse_duration(args->duration);
+      const auto slice = std::chrono::milliseconds(
+          std::max<int64_t>(1, kPollSlice.count() / static_cast<int64_t>(readers.size())));
+      while (!interrupted() && (!args->count || seen < args->count) &&
+             std::chrono::steady_clock::now() - start < limit) {
+        for (auto& r : readers) {
+          if (auto n = r.poll(slice); !n) return fail(n.error().message);
+        }
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace edgeshed

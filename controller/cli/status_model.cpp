@@ -1,0 +1,328 @@
+#include "cli/status_model.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <time.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/names.h"
+#include "dataplane/attach.h"
+
+namespace edgeshed {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr uint64_t kNsPerMs = 1000000;
+
+uint64_t sheds(const __u64* c) {
+  return c[EDGESHED_CTR_SHED_CAP] + c[EDGESHED_CTR_SHED_FRAC] + c[EDGESHED_CTR_SHED_RATE];
+}
+uint64_t would_sheds(const __u64* c) {
+  return c[EDGESHED_CTR_WOULD_SHED_CAP] + c[EDGESHED_CTR_WOULD_SHED_FRAC] +
+         c[EDGESHED_CTR_WOULD_SHED_RATE];
+}
+
+int64_t realtime_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+std::string clock_time(int64_t unix_ms) {
+  time_t t = static_cast<time_t>(unix_ms / 1000);
+  tm local{};
+  localtime_r(&t, &local);
+  char buf[16];
+  strftime(buf, sizeof(buf), "%H:%M:%S", &local);
+  return buf;
+}
+
+std::string num(const Json& v, int precision = 3) {
+  if (v.is_null()) return "-";
+  if (v.is_number_float()) return fmt::format("{:.{}g}", v.get<double>(), precision);
+  if (v.is_number()) return std::to_string(v.get<int64_t>());
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string rate(const Json& v) { return v.is_null() ? "-" : fmt::format("{:.1f}", v.get<double>()); }
+
+std::string describe_policy(const Json& k) {
+  const double admit = 1.0 - k["shed_fraction"].get<double>();
+  std::string out;
+  if (admit <= 0) {
+    out = "shed all";
+  } else if (admit < 1) {
+    out = fmt::format("admit {:.0f}%", admit * 100);
+  } else {
+    out = "admit";
+  }
+  if (k["inflight_cap"].get<uint64_t>() != 0) out += fmt::format(", cap {}", num(k["inflight_cap"]));
+  if (k["tokens_per_sec"].get<uint64_t>() != 0) out += fmt::format(", {}/s", num(k["tokens_per_sec"]));
+  return out;
+}
+
+std::string left(const Json& j) {
+  if (!j.contains("left_s") || j["left_s"].is_null()) return "until removed";
+  return fmt::format("{:.0f} s left", j["left_s"].get<double>());
+}
+
+// "mode enforce (until removed); level critical (15 s left); ..."
+std::string describe_changes(const Json& rc) {
+  std::vector<std::string> parts;
+  const Json classes = rc.value("classes", Json::object());
+  const Json ports = rc.value("ports", Json::object());
+  const Json prefixes = rc.value("prefixes", Json::object());
+  if (rc.contains("mode")) parts.push_back(fmt::format("mode {} ({})", num(rc["mode"]["mode"]), left(rc["mode"])));
+  if (rc.contains("action")) {
+    parts.push_back(fmt::format("action {} ({})", num(rc["action"]["action"]), left(rc["action"])));
+  }
+  if (rc.contains("level")) {
+    parts.push_back(fmt::format("level pinned {} ({})", num(rc["level"]["level"]), left(rc["level"])));
+  }
+  for (const auto& [name, k] : classes.items()) {
+    std::string what;
+    for (const char* key : {"admit_fraction", "inflight_cap", "tokens_per_sec", "burst"}) {
+      if (!k[key].is_null()) what += fmt::format(" {}={}", key, num(k[key]));
+    }
+    parts.push_back(fmt::format("class {}{} ({})", name, what, left(k)));
+  }
+  for (const auto& [port, cls] : ports.items()) {
+    parts.push_back(fmt::format("port {} {}", port, num(cls)));
+  }
+  for (const auto& [cidr, cls] : prefixes.items()) {
+    parts.push_back(fmt::format("prefix {} {}", cidr, num(cls)));
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+void daemon_lines(const Json& d, std::vector<std::string>& out) {
+  if (d.is_null()) {
+    out.push_back(
+        "daemon: not running (showing the pinned data plane only: the policy below is the last "
+        "one published)");
+    return;
+  }
+  out.push_back(fmt::format("daemon: running, pid {}, config {}, metrics {}", num(d["pid"]),
+                            num(d["config"]), num(d.value("metrics", Json()))));
+  const int64_t held_ms = d["monotonic_ms"].get<int64_t>() - d["level_since_ms"].get<int64_t>();
+  const int64_t since = realtime_ms() - d.value("state_age_ms", int64_t{0}) - held_ms;
+  std::string drivers;
+  for (const auto& n : d["drivers"]) drivers += (drivers.empty() ? "" : ",") + n.get<std::string>();
+  out.push_back(fmt::format("  level {}{} since {} ({} s), pressure {} driven by {}; mode {}; "
+                            "adaptive limit {}",
+                            num(d["level"]), d["level_pinned"].get<bool>() ? " (pinned)" : "",
+                            clock_time(since), held_ms / 1000, num(d["pressure"]),
+                            drivers.empty() ? "none" : drivers, num(d["mode"]),
+                            num(d["adaptive_limit"])));
+  if (d.value("fail_open", false)) {
+    out.push_back(
+        "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");
+  } else if (d.value("all_stale", false)) {
+    out.push_back("  every signal is stale: holding the last level (all_stale = hold)");
+  }
+  out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}", "signal", "kind", "value",
+                            "target", "pressure", "age"));
+  for (const auto& s : d["signals"]) {
+    std::string age = s["age_ms"].is_null() ? "never" : num(s["age_ms"]) + " ms";
+    std::string flags = s["stale"].get<bool>() ? " STALE" : "";
+    if (s["hard_safety"].get<bool>()) flags += " hard-safety";
+    if (s.contains("error")) flags += " error: " + s["error"].get<std::string>();
+    out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}{}", num(s["name"]),
+                              num(s["kind"]), num(s["value"], 4), num(s["target"], 4),
+                              num(s["pressure"]), age, flags));
+  }
+  const Json& rc = d.value("runtime_changes", Json::object());
+  if (!rc.empty()) out.push_back("  operator changes: " + describe_changes(rc));
+}
+
+}  // namespace
+
+std::vector<std::string> attached_interfaces() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(EDGESHED_PIN_ROOT, ec)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<InterfaceReading> read_interface(const std::string& iface) {
+  auto maps = Maps::open_pinned(pin_dir_for(iface));
+  if (!maps) return maps.error();
+  auto cfg = maps->read_config();
+  if (!cfg) return cfg.error();
+  auto ctl = maps->read_control();
+  if (!ctl) return ctl.error();
+  const uint64_t now = monotonic_ns();  // next to the heartbeat it is compared with
+  auto set = maps->read_active_policy();
+  if (!set) return set.error();
+  auto stats = maps->read_stats();
+  if (!stats) return stats.error();
+  auto inflight = maps->read_inflight_classes();
+  if (!inflight) return inflight.error();
+  auto ports = maps->read_ports();
+  if (!ports) return ports.error();
+
+  InterfaceReading r;
+  r.stats = *stats;
+  r.at_ns = now;
+  Json& j = r.json;
+  j["iface"] = iface;
+  j["abi_version"] = cfg->abi_version;
+  j["hook"] = hook_name(cfg->hook);
+  j["mode"] = mode_name(cfg->mode);
+  j["action"] = action_name(cfg->action);
+  j["draw"] = draw_name(cfg->draw);
+  j["heartbeat_timeout_ms"] = cfg->heartbeat_timeout_ns / kNsPerMs;
+  const bool never = ctl->heartbeat_ns == 0;
+  const uint64_t age = never || now < ctl->heartbeat_ns ? 0 : now - ctl->heartbeat_ns;
+  j["heartbeat_age_ms"] = never ? Json(nullptr) : Json(age / kNsPerMs);
+  const bool fail_open = cfg->heartbeat_timeout_ns != 0 && (never || age > cfg->heartbeat_timeout_ns);
+  j["fail_open"] = fail_open;
+  if (fail_open) {
+    j["fail_open_reason"] =
+        never ? "no controller has ever published a heartbeat"
+              : fmt::format("no controller heartbeat for {} ms (timeout {} ms): the daemon is "
+                            "stopped, hung or crash-looping",
+                            age / kNsPerMs, cfg->heartbeat_timeout_ns / kNsPerMs);
+  } else if (cfg->heartbeat_timeout_ns == 0 && !never && age > 10 * 1000 * kNsPerMs) {
+    j["fail_static_note"] = fmt::format(
+        "no heartbeat for {} s; heartbeat timeout 0 (fail-static): the last policy stays", age / 1000 / kNsPerMs);
+  }
+  j["events_per_sec_per_cpu"] = cfg->events_per_sec_per_cpu;
+  j["rst_per_sec_per_cpu"] = cfg->rst_per_sec_per_cpu;
+  j["level"] = set->level;
+  j["policy_generation"] = set->generation;
+  j["ports"] = Json::array();
+  for (const auto& p : *ports) {
+    j["ports"].push_back({{"port", p.port}, {"class", class_name(p.class_id)}});
+  }
+  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+    Json k;
+    const auto& pol = set->cls[c];
+    k["shed_fraction"] = static_cast<double>(pol.shed_frac) / EDGESHED_FRAC_ONE;
+    k["inflight_cap"] = pol.inflight_cap;
+    k["tokens_per_sec"] = pol.tokens_per_sec;
+    k["burst"] = pol.burst;
+    k["inflight"] = (*inflight)[c];
+    for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) {
+      k["counters"][std::string(counter_name(i))] = stats->cls[c][i];
+    }
+    j["classes"][std::string(class_name(c))] = k;
+  }
+  for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) {
+    j["counters"][std::string(global_counter_name(i))] = stats->global[i];
+  }
+  return r;
+}
+
+InterfaceReading unreadable_interface(const std::string& iface, const std::string& error) {
+  InterfaceReading r;
+  r.json = {{"iface", iface}, {"error", error}};
+  return r;
+}
+
+void add_rates(InterfaceReading& after, const InterfaceReading& before) {
+  if (after.json.contains("error") || before.json.contains("error")) return;
+  const double secs = static_cast<double>(after.at_ns - before.at_ns) / 1e9;
+  if (secs <= 0) return;
+  Json rates;
+  rates["interval_s"] = secs;
+  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+    const __u64* a = after.stats.cls[c];
+    const __u64* b = before.stats.cls[c];
+    auto per_sec = [&](uint64_t x, uint64_t y) { return static_cast<double>(x - y) / secs; };
+    Json k;
+    k["admitted"] = per_sec(a[EDGESHED_CTR_ADMITTED], b[EDGESHED_CTR_ADMITTED]);
+    k["shed"] = per_sec(sheds(a), sheds(b));
+    k["shed_cap"] = per_sec(a[EDGESHED_CTR_SHED_CAP], b[EDGESHED_CTR_SHED_CAP]);
+    k["shed_fraction"] = per_sec(a[EDGESHED_CTR_SHED_FRAC], b[EDGESHED_CTR_SHED_FRAC]);
+    k["shed_rate"] = per_sec(a[EDGESHED_CTR_SHED_RATE], b[EDGESHED_CTR_SHED_RATE]);
+    k["would_shed"] = per_sec(would_sheds(a), would_sheds(b));
+    k["fail_open"] = per_sec(a[EDGESHED_CTR_FAIL_OPEN], b[EDGESHED_CTR_FAIL_OPEN]);
+    k["rst_sent"] = per_sec(a[EDGESHED_CTR_RST_SENT], b[EDGESHED_CTR_RST_SENT]);
+    k["rst_capped"] = per_sec(a[EDGESHED_CTR_RST_CAPPED], b[EDGESHED_CTR_RST_CAPPED]);
+    rates["classes"][std::string(class_name(c))] = k;
+  }
+  after.json["rates"] = rates;
+}
+
+Json read_daemon_state(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/state.json");
+  if (!in) return nullptr;
+  auto j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("pid") || !j["pid"].is_number_integer()) return nullptr;
+  if (kill(j["pid"].get<int>(), 0) != 0) return nullptr;  // a crashed daemon's leftover
+  const int64_t now_ms = static_cast<int64_t>(monotonic_ns() / kNsPerMs);
+  j["state_age_ms"] = now_ms - j.value("monotonic_ms", int64_t{0});
+  return j;
+}
+
+Json status_json(const Json& daemon, const std::vector<InterfaceReading>& interfaces) {
+  Json all = Json::array();
+  for (const auto& r : interfaces) all.push_back(r.json);
+  return {{"daemon", daemon}, {"interfaces", all}};
+}
+
+std::vector<std::string> status_lines(const Json& status) {
+  std::vector<std::string> out;
+  daemon_lines(status["daemon"], out);
+  for (const auto& j : status["interfaces"]) {
+    if (j.contains("error")) {
+      out.push_back(fmt::format("{}: UNREADABLE: {}", num(j["iface"]), num(j["error"])));
+      continue;
+    }
+    std::string hb = j["heartbeat_age_ms"].is_null() ? "never" : num(j["heartbeat_age_ms"]) + " ms ago";
+    out.push_back(fmt::format("{}: hook {}, mode {}, action {}, ABI {}, heartbeat {}",
+                              num(j["iface"]), num(j["hook"]), num(j["mode"]), num(j["action"]),
+                              num(j["abi_version"]), hb));
+    if (j["fail_open"].get<bool>()) {
+      out.push_back("  FAIL-OPEN: admitting everything: " + num(j["fail_open_reason"]));
+    }
+    if (j.contains("fail_static_note")) out.push_back("  " + num(j["fail_static_note"]));
+    std::string ports;
+    for (const auto& p : j["ports"]) ports += fmt::format(" {}:{}", num(p["port"]), num(p["class"]));
+    out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
+    const bool rates = j.contains("rates");
+    out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}", "class",
+                              "policy", "in-flight", "admitted/s", "shed/s (cap frac rate)",
+                              "would-shed/s", "fail-open", "rst sent/capd"));
+    for (const auto& [name, k] : j["classes"].items()) {
+      const Json& c = k["counters"];
+      const Json r = rates ? j["rates"]["classes"][name] : Json();
+      std::string cap = k["inflight_cap"].get<uint64_t>() ? num(k["inflight_cap"]) : "-";
+      std::string shed = rates ? fmt::format("{} ({} {} {})", rate(r["shed"]), rate(r["shed_cap"]),
+                                             rate(r["shed_fraction"]), rate(r["shed_rate"]))
+                               : "-";
+      out.push_back(fmt::format(
+          "  {:<10} {:<22} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}", name, describe_policy(k),
+          num(k["inflight"]) + "/" + cap, rates ? rate(r["admitted"]) : "-", shed,
+          rates ? rate(r["would_shed"]) : "-", num(c["fail_open"]),
+          num(c["rst_sent"]) + "/" + num(c["rst_capped"])));
+    }
+    std::string totals;
+    for (const auto& [name, k] : j["classes"].items()) {
+      const Json& c = k["counters"];
+      totals += fmt::format(" {}: admitted {} shed {} would-shed {};", name, num(c["admitted"]),
+                            c["shed_cap"].get<uint64_t>() + c["shed_fraction"].get<uint64_t>() +
+                                c["shed_rate"].get<uint64_t>(),
+                            c["would_shed_cap"].get<uint64_t>() +
+                                c["would_shed_fraction"].get<uint64_t>() +
+                                c["would_shed_rate"].get<uint64_t>());
+    }
+    out.push_back("  totals:" + totals);
+    std::string packets;
+    for (const auto& [counter, v] : j["counters"].items()) packets += " " + counter + "=" + num(v);
+    out.push_back("  passed without decision:" + packets);
+  }
+  return out;
+}
+
+}  // namespace edgeshed

@@ -1,0 +1,324 @@
+// Runtime tuning: mode, action, level pin, class overrides, ports, prefixes.
+// With a daemon running, each change goes to it over the control socket (it
+// applies, logs and persists it); without one, the changes that make sense
+// on their own (mode, action, ports, prefixes) are written to the pinned
+// maps directly, so `edgeshed mode off` works even when the daemon is dead.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/names.h"
+#include "cli/status_model.h"
+#include "config/duration.h"
+#include "config/ip_prefix.h"
+#include "daemon/control_socket.h"
+#include "daemon/state_file.h"
+#include "dataplane/attach.h"
+
+namespace edgeshed {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kLevels = {"normal", "elevated", "high", "critical"};
+const std::vector<std::string> kClasses = {"critical", "normal", "background"};
+
+CLI::Validator duration_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto d = config::parse_duration(text);
+        if (!d) return "duration '" + text + "': " + d.error().message;
+        if (d->count() <= 0) return "duration must be over 0";
+        return "";
+      },
+      "DURATION");
+}
+
+void add_for_option(CLI::App* cmd, std::string& out) {
+  cmd->add_option("--for", out, "Undo the change after this long (e.g. 10m, 1h); default: keep it")
+      ->check(duration_validator());
+}
+
+void add_direct_iface_option(CLI::App* cmd, CliContext& ctx) {
+  cmd->add_option("-i,--iface", ctx.direct_iface,
+                  "Without a daemon: change only this interface (default: every attached one)");
+}
+
+json with_duration(json request, const std::string& for_text) {
+  if (!for_text.empty()) {
+    request["for_s"] = std::chrono::duration<double>(*config::parse_duration(for_text)).count();
+  }
+  return request;
+}
+
+bool daemon_running(const CliContext& ctx) { return !read_daemon_state(ctx.run_dir).is_null(); }
+
+int send(const CliContext& ctx, const json& request) {
+  auto reply = daemon::control_request(ctx.run_dir + "/" + daemon::kControlSocketName, request);
+  if (!reply) return fail(reply.error().message);
+  if (!reply->value("ok", false)) return fail("refused by the daemon: " + reply->value("error", "?"));
+  std::cout << reply->value("message", "done") << " (in force from the daemon's next tick)\n";
+  return 0;
+}
+
+// Applies fn to the maps of iface, or of every attached interface.
+int on_interfaces(const std::string& only,
+                  const std::function<Status(const std::string&, const Maps&)>& fn) {
+  auto ifaces = only.empty() ? attached_interfaces() : std::vector<std::string>{only};
+  if (ifaces.empty()) return fail("no daemon is running and no interface is attached");
+  for (const auto& iface : ifaces) {
+    auto maps = Maps::open_pinned(pin_dir_for(iface));
+    if (!maps) return fail(iface + ": " + maps.error().message);
+    if (auto s = fn(iface, *maps); !s) return fail(iface + ": " + s.error().message);
+  }
+  return 0;
+}
+
+int needs_daemon(const std::string& what) {
+  return fail(what + " needs the daemon, and none is running (start `edgeshed run --config FILE`)");
+}
+
+int direct_without_for() {
+  return fail("--for needs the daemon to undo the change, and none is running");
+}
+
+}  // namespace
+
+void add_tuning_commands(CLI::App& app, CliContext& ctx) {
+  // mode
+  {
+    struct Args {
+      std::string mode, for_text;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "mode", "Switch shedding off, to observe (count would-sheds only) or to enforce");
+    ctx.choose(cmd->add_option("MODE", a->mode, "off, observe or enforce")->required(),
+               {"off", "observe", "enforce"});
+    add_for_option(cmd, a->for_text);
+    add_direct_iface_option(cmd, ctx);
+    cmd->callback([a, &ctx] {
+      ctx.run = [a, &ctx] {
+        if (daemon_running(ctx)) {
+          return send(ctx, with_duration({{"op", "mode"}, {"mode", a->mode}}, a->for_text));
+        }
+        if (!a->for_text.empty()) return direct_without_for();
+        int rc = on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+          auto cfg = maps.read_config();
+          if (!cfg) return cfg.error();
+          cfg->mode = *parse_mode(a->mode);
+          if (auto s = maps.write_config(*cfg); !s) return s;
+          std::cout << iface << ": mode " << a->mode
+                    << " (no daemon running: written to the data plane directly)\n";
+          return {};
+        });
+        return rc;
+      };
+    });
+  }
+  // action
+  {
+    struct Args {
+      std::string action, for_text;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("action", "Answer shed SYNs with a RST or drop them silently");
+    ctx.choose(cmd->add_option("ACTION", a->action, "drop or rst")->required(), {"drop", "rst"});
+    add_for_option(cmd, a->for_text);
+    add_direct_iface_option(cmd, ctx);
+    cmd->callback([a, &ctx] {
+      ctx.run = [a, &ctx] {
+        if (daemon_running(ctx)) {
+          return send(ctx, with_duration({{"op", "action"}, {"action", a->action}}, a->for_text));
+        }
+        if (!a->for_text.empty()) return direct_without_for();
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+          auto cfg = maps.read_config();
+          if (!cfg) return cfg.error();
+          cfg->action = *parse_action(a->action);
+          if (auto s = maps.write_config(*cfg); !s) return s;
+          std::cout << iface << ": action " << a->action
+                    << " (no daemon running: written to the data plane directly)\n";
+          return {};
+        });
+      };
+    });
+  }
+  // pin / unpin
+  {
+    struct Args {
+      std::string level, for_text;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "pin", "Hold the pressure level, whatever the signals say (hard-safety signals still win)");
+    ctx.choose(cmd->add_option("LEVEL", a->level, "normal, elevated, high or critical")->required(),
+               kLevels);
+    add_for_option(cmd, a->for_text);
+    cmd->callback([a, &ctx] {
+      ctx.run = [a, &ctx] {
+        if (!daemon_running(ctx)) return needs_daemon("pinning a level");
+        return send(ctx, with_duration({{"op", "pin"}, {"level", a->level}}, a->for_text));
+      };
+    });
+    auto* un = app.add_subcommand("unpin", "Give the level back to the control law");
+    un->callback([&ctx] {
+      ctx.run = [&ctx] {
+        if (!daemon_running(ctx)) return needs_daemon("unpinning");
+        return send(ctx, {{"op", "reset"}, {"what", "level"}});
+      };
+    });
+  }
+  // override
+  {
+    struct Args {
+      std::string cls, for_text;
+      std::optional<double> admit_fraction;
+      std::optional<uint32_t> cap, rate, burst;
+      bool clear = false;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "override", "Fix one class's admit fraction, in-flight cap or rate over the control law");
+    ctx.choose(cmd->add_option("CLASS", a->cls, "critical, normal or background")->required(),
+               kClasses);
+    auto* f = cmd->add_option("--admit-fraction", a->admit_fraction, "Share admitted, 0.0..1.0")
+                  ->check(CLI::Range(0.0, 1.0));
+    auto* c = cmd->add_option("--cap", a->cap, "In-flight cap")->check(CLI::Range(1u, 1000000000u));
+    auto* r = cmd->add_option("--rate", a->rate, "New connections per second")
+                  ->check(CLI::Range(1u, 1000000000u));
+    cmd->add_option("--burst", a->burst, "Token bucket depth (default: one second of --rate)")
+        ->check(CLI::Range(1u, 1000000000u))
+        ->needs(r);
+    add_for_option(cmd, a->for_text);
+    cmd->add_flag("--clear", a->clear, "Remove the class's override")->excludes(f)->excludes(c)->excludes(r);
+    cmd->callback([a, &ctx] {
+      if (!a->clear && !a->admit_fraction && !a->cap && !a->rate) {
+        throw CLI::ValidationError("give --admit-fraction, --cap, --rate or --clear");
+      }
+      ctx.run = [a, &ctx] {
+        if (!daemon_running(ctx)) return needs_daemon("a class override");
+        if (a->clear) return send(ctx, {{"op", "reset"}, {"what", "class:" + a->cls}});
+        json req = {{"op", "override"}, {"class", a->cls}};
+        if (a->admit_fraction) req["admit_fraction"] = *a->admit_fraction;
+        if (a->cap) req["inflight_cap"] = *a->cap;
+        if (a->rate) req["tokens_per_sec"] = *a->rate;
+        if (a->burst) req["burst"] = *a->burst;
+        return send(ctx, with_duration(req, a->for_text));
+      };
+    });
+  }
+  // port add / remove
+  {
+    struct Args {
+      uint32_t port = 0;
+      std::string cls = "normal";
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("port", "Protect a port, or stop protecting it");
+    cmd->require_subcommand(1);
+    auto* add = cmd->add_subcommand("add", "Protect PORT (new connections to it may be shed)");
+    add->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
+    ctx.choose(add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
+               kClasses);
+    auto* rm = cmd->add_subcommand("remove", "Stop protecting PORT (its SYNs always pass)");
+    rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
+    add_direct_iface_option(add, ctx);
+    add_direct_iface_option(rm, ctx);
+    add->callback([a, &ctx] {
+      ctx.run = [a, &ctx] {
+        if (daemon_running(ctx)) {
+          return send(ctx, {{"op", "port"}, {"port", a->port}, {"class", a->cls}});
+        }
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+          auto ports = maps.read_ports();
+          if (!ports) return ports.error();
+          std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
+          ports->push_back({static_cast<uint16_t>(a->port), *parse_class(a->cls)});
+          if (auto s = maps.set_ports(*ports); !s) return s;
+          std::cout << iface << ": port " << a->port << " protected as " << a->cls
+                    << " (no daemon running: written to the data plane directly)\n";
+          return {};
+        });
+      };
+    });
+    rm->callback([a, &ctx] {
+      ctx.run = [a, &ctx] {
+        if (daemon_running(ctx)) return send(ctx, {{"op", "port-remove"}, {"port", a->port}});
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+          auto ports = maps.read_ports();
+          if (!ports) return ports.error();
+          std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
+          if (auto s = maps.set_ports(*ports); !s) return s;
+          std::cout << iface << ": port " << a->port
+                    << " unprotected (no daemon running: written to the data plane directly)\n";
+          return {};
+        });
+      };
+    });
+  }
+  // prefix add / remove
+  {
+    struct Args {
+      std::string cidr, cls;
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("prefix", "Give connections from a source prefix another class");
+    cmd->require_subcommand(1);
+    auto* add = cmd->add_subcommand("add", "Class connections from CIDR as CLASS");
+    add->add_option("CIDR", a->cidr, "e.g. 192.0.2.0/24 or 2001:db8::/32")->required();
+    ctx.choose(add->add_option("-c,--class", a->cls, "critical, normal or background")->required(),
+               kClasses);
+    auto* rm = cmd->add_subcommand("remove", "Remove the override of CIDR");
+    rm->add_option("CIDR", a->cidr, "The prefix as added")->required();
+    add_direct_iface_option(add, ctx);
+    add_direct_iface_option(rm, ctx);
+    auto check = [a]() -> Result<config::IpPrefix> {
+      auto p = config::parse_ip_prefix(a->cidr);
+      if (!p) return make_error("prefix '" + a->cidr + "': " + p.error().message);
+      return p;
+    };
+    add->callback([a, &ctx, check] {
+      if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
+      ctx.run = [a, &ctx, check] {
+        if (daemon_running(ctx)) {
+          return send(ctx, {{"op", "prefix"}, {"cidr", a->cidr}, {"class", a->cls}});
+        }
+        auto prefix = *check();
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+          if (auto s = maps.set_prefix(prefix, *parse_class(a->cls)); !s) return s;
+          std::cout << iface << ": " << config::to_string(prefix) << " classed " << a->cls
+                    << " (no daemon running: written to the data plane directly)\n";
+          return {};
+        });
+      };
+    });
+    rm->callback([a, &ctx, check] {
+      if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
+      ctx.run = [a, &ctx, check] {
+        if (daemon_running(ctx)) return send(ctx, {{"op", "prefix-remove"}, {"cidr", a->cidr}});
+        auto prefix = *check();
+        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+          if (auto s = maps.remove_prefix(prefix); !s) return s;
+          std::cout << iface << ": override of " << config::to_string(prefix)
+                    << " removed (no daemon running: written to the data plane directly)\n";
+          return {};
+        });
+      };
+    });
+  }
+  // reset
+  {
+    auto what = std::make_shared<std::string>("all");
+    auto* cmd = app.add_subcommand(
+        "reset", "Undo runtime changes: all, mode, action, level, class:CLASS, port:PORT, prefix:CIDR");
+    cmd->add_option("WHAT", *what, "What to give back to the config file")->capture_default_str();
+    cmd->callback([what, &ctx] {
+      ctx.run = [what, &ctx] {
+        if (!daemon_running(ctx)) return needs_daemon("reset");
+        return send(ctx, {{"op", "reset"}, {"what", *what}});
+      };
+    });
+  }
+}
+
+}  // namespace edgeshed

@@ -1,0 +1,225 @@
+#include "daemon/metrics.h"
+
+#include "signals/prometheus_text.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+#ifndef EDGESHED_VERSION
+#define EDGESHED_VERSION "unknown"
+#endif
+
+namespace edgeshed::daemon {
+namespace {
+
+struct Counter {
+  int index;
+  const char* verdict;
+  const char* reason;
+};
+
+// edgeshed_decisions_total: each per-class decision counter of the data
+// plane under its verdict and reason.
+constexpr Counter kDecisions[] = {
+    {EDGESHED_CTR_ADMITTED, "admitted", "policy"},
+    {EDGESHED_CTR_FAIL_OPEN, "admitted", "fail_open"},
+    {EDGESHED_CTR_PASS_MODE_OFF, "admitted", "mode_off"},
+    {EDGESHED_CTR_SHED_CAP, "shed", "cap"},
+    {EDGESHED_CTR_SHED_FRAC, "shed", "fraction"},
+    {EDGESHED_CTR_SHED_RATE, "shed", "rate"},
+    {EDGESHED_CTR_WOULD_SHED_CAP, "would_shed", "cap"},
+    {EDGESHED_CTR_WOULD_SHED_FRAC, "would_shed", "fraction"},
+    {EDGESHED_CTR_WOULD_SHED_RATE, "would_shed", "rate"},
+};
+
+constexpr std::pair<int, const char*> kPacketKinds[] = {
+    {EDGESHED_GCTR_UNPARSED, "unparsed"},       {EDGESHED_GCTR_FRAGMENT, "fragment"},
+    {EDGESHED_GCTR_UNPROTECTED, "unprotected"}, {EDGESHED_GCTR_NO_POLICY, "no_policy"},
+    {EDGESHED_GCTR_RST_FAILED, "rst_failed"},   {EDGESHED_GCTR_EVENTS_LOST, "events_lost"},
+};
+
+class Writer {
+ public:
+  void family(const char* name, const char* type, const char* help) {
+    out_ << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  }
+  Writer& sample(const std::string& name) {
+    out_ << name;
+    return *this;
+  }
+  Writer& labels(std::initializer_list<std::pair<const char*, std::string_view>> ls) {
+    out_ << "{";
+    bool first = true;
+    for (const auto& [k, v] : ls) {
+      out_ << (first ? "" : ",") << k << "=\"" << signals::escape_label_value(v) << "\"";
+      first = false;
+    }
+    out_ << "}";
+    return *this;
+  }
+  void value(double v) {
+    out_ << " ";
+    if (std::isnan(v)) {
+      out_ << "NaN";
+    } else if (std::isinf(v)) {
+      out_ << (v > 0 ? "+Inf" : "-Inf");
+    } else {
+      out_ << v;
+    }
+    out_ << "\n";
+  }
+  template <class Int>
+    requires std::is_integral_v<Int>
+  void value(Int v) {
+    out_ << " " << v << "\n";
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+double limit_value(uint32_t v) {
+  return v == law::kUnlimited ? std::numeric_limits<double>::infinity() : v;
+}
+
+std::string bound_text(double b) {
+  std::ostringstream o;
+  o << b;
+  return o.str();
+}
+
+}  // namespace
+
+void TickHistogram::observe(double seconds) {
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    if (seconds <= kBounds[i]) ++buckets_[i];
+  }
+  ++count_;
+  sum_ += seconds;
+}
+
+std::string render_metrics(const MetricsSnapshot& s) {
+  Writer w;
+  w.family("edgeshed_build_info", "gauge", "Version of the running edgeshed and its data plane ABI.");
+  w.sample("edgeshed_build_info")
+      .labels({{"version", EDGESHED_VERSION}, {"abi", std::to_string(EDGESHED_ABI_VERSION)}})
+      .value(uint64_t{1});
+
+  w.family("edgeshed_decisions_total", "counter",
+           "New connections (SYNs to protected ports) decided by the data plane, by verdict and "
+           "reason.");
+  for (const auto& i : s.interfaces) {
+    for (auto c : law::kAllClasses) {
+      for (const auto& d : kDecisions) {
+        w.sample("edgeshed_decisions_total")
+            .labels({{"iface", i.iface},
+                     {"class", law::to_string(c)},
+                     {"verdict", d.verdict},
+                     {"reason", d.reason}})
+            .value(i.stats.cls[law::index_of(c)][d.index]);
+      }
+    }
+  }
+  w.family("edgeshed_rst_total", "counter",
+           "Shed connections answered with a RST (sent) or dropped because the RST budget was "
+           "spent (capped).");
+  for (const auto& i : s.interfaces) {
+    for (auto c : law::kAllClasses) {
+      w.sample("edgeshed_rst_total")
+          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"result", "sent"}})
+          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_RST_SENT]);
+      w.sample("edgeshed_rst_total")
+          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"result", "capped"}})
+          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_RST_CAPPED]);
+    }
+  }
+  w.family("edgeshed_packets_total", "counter",
+           "Packets the data plane passed without a decision, and lost events, by kind.");
+  for (const auto& i : s.interfaces) {
+    for (const auto& [idx, kind] : kPacketKinds) {
+      w.sample("edgeshed_packets_total")
+          .labels({{"iface", i.iface}, {"kind", kind}})
+          .value(i.stats.global[idx]);
+    }
+  }
+
+  w.family("edgeshed_pressure_level", "gauge",
+           "Pressure level: 0 normal, 1 elevated, 2 high, 3 critical.");
+  w.sample("edgeshed_pressure_level").value(static_cast<uint64_t>(law::index_of(s.level)));
+  w.family("edgeshed_pressure", "gauge",
+           "Highest signal pressure (value / target) among fresh signals; 1 is at target.");
+  w.sample("edgeshed_pressure").value(s.pressure);
+  w.family("edgeshed_level_pinned", "gauge", "1 while an operator pins the level.");
+  w.sample("edgeshed_level_pinned").value(uint64_t{s.level_pinned ? 1u : 0u});
+  w.family("edgeshed_mode", "gauge", "Data plane mode: 0 off, 1 observe, 2 enforce.");
+  w.sample("edgeshed_mode").value(static_cast<uint64_t>(s.mode));
+  w.family("edgeshed_fail_open", "gauge",
+           "1 while the daemon admits everything because every signal is stale.");
+  w.sample("edgeshed_fail_open").value(uint64_t{s.fail_open ? 1u : 0u});
+  w.family("edgeshed_adaptive_limit", "gauge",
+           "In-flight limit the limit algorithm learnt from latency.");
+  w.sample("edgeshed_adaptive_limit").value(uint64_t{s.adaptive_limit});
+
+  w.family("edgeshed_signal_value", "gauge", "Last good value of each pressure signal.");
+  for (const auto& g : s.signals) {
+    if (!g.value) continue;
+    w.sample("edgeshed_signal_value").labels({{"signal", g.name}, {"kind", g.kind}}).value(*g.value);
+  }
+  w.family("edgeshed_signal_target", "gauge", "Target of each signal: pressure 1.0.");
+  for (const auto& g : s.signals) {
+    w.sample("edgeshed_signal_target").labels({{"signal", g.name}}).value(g.target);
+  }
+  w.family("edgeshed_signal_stale", "gauge",
+           "1 when a signal has no recent sample and is ignored for escalation.");
+  for (const auto& g : s.signals) {
+    w.sample("edgeshed_signal_stale").labels({{"signal", g.name}}).value(uint64_t{g.stale ? 1u : 0u});
+  }
+  w.family("edgeshed_signal_age_seconds", "gauge", "Age of each signal's last good sample.");
+  for (const auto& g : s.signals) {
+    if (!g.age_seconds) continue;
+    w.sample("edgeshed_signal_age_seconds").labels({{"signal", g.name}}).value(*g.age_seconds);
+  }
+
+  w.family("edgeshed_inflight", "gauge",
+           "Established connections of each class on the protected ports.");
+  for (auto c : law::kAllClasses) {
+    w.sample("edgeshed_inflight")
+        .labels({{"class", law::to_string(c)}})
+        .value(s.inflight[law::index_of(c)]);
+  }
+  w.family("edgeshed_limit", "gauge", "In-flight cap of each class; +Inf when none.");
+  for (auto c : law::kAllClasses) {
+    w.sample("edgeshed_limit")
+        .labels({{"class", law::to_string(c)}})
+        .value(limit_value(s.policies[law::index_of(c)].inflight_cap));
+  }
+  w.family("edgeshed_admit_fraction", "gauge", "Share of new connections of each class admitted.");
+  for (auto c : law::kAllClasses) {
+    w.sample("edgeshed_admit_fraction")
+        .labels({{"class", law::to_string(c)}})
+        .value(s.policies[law::index_of(c)].admit_fraction);
+  }
+
+  w.family("edgeshed_level_changes_total", "counter", "Pressure level changes since start.");
+  w.sample("edgeshed_level_changes_total").value(s.level_changes);
+  w.family("edgeshed_config_reloads_total", "counter", "Config reloads (SIGHUP) by result.");
+  w.sample("edgeshed_config_reloads_total").labels({{"result", "ok"}}).value(s.reloads_ok);
+  w.sample("edgeshed_config_reloads_total").labels({{"result", "failed"}}).value(s.reloads_failed);
+
+  w.family("edgeshed_tick_seconds", "histogram",
+           "Time of one control tick: read signals and counters, decide, publish.");
+  for (size_t i = 0; i < TickHistogram::kBounds.size(); ++i) {
+    w.sample("edgeshed_tick_seconds_bucket")
+        .labels({{"le", bound_text(TickHistogram::kBounds[i])}})
+        .value(s.ticks.bucket(i));
+  }
+  w.sample("edgeshed_tick_seconds_bucket").labels({{"le", "+Inf"}}).value(s.ticks.count());
+  w.sample("edgeshed_tick_seconds_sum").value(s.ticks.sum());
+  w.sample("edgeshed_tick_seconds_count").value(s.ticks.count());
+  return w.str();
+}
+
+}  // namespace edgeshed::daemon

@@ -1,0 +1,68 @@
+#include "daemon/metrics_server.h"
+
+#include <httplib.h>
+
+namespace edgeshed::daemon {
+namespace {
+
+constexpr const char* kPrometheusType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr auto kIoTimeoutSeconds = 2;
+constexpr size_t kWorkers = 2;
+
+}  // namespace
+
+MetricsServer::MetricsServer() : server_(std::make_unique<httplib::Server>()) {}
+
+MetricsServer::~MetricsServer() {
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& address,
+                                                            uint16_t port) {
+  std::unique_ptr<MetricsServer> m(new MetricsServer());  // private ctor
+  auto& srv = *m->server_;
+  srv.set_read_timeout(kIoTimeoutSeconds, 0);
+  srv.set_write_timeout(kIoTimeoutSeconds, 0);
+  srv.set_keep_alive_max_count(4);
+  // A scrape every few seconds needs no pool of workers. httplib takes
+  // ownership of the queue it is given, hence the bare new.
+  srv.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  MetricsServer* self = m.get();
+  srv.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
+    auto snap = self->snapshot();
+    if (!snap) {
+      res.status = 503;
+      res.set_content("no tick yet\n", "text/plain");
+      return;
+    }
+    res.set_content(render_metrics(*snap), kPrometheusType);
+  });
+  srv.Get("/level", [self](const httplib::Request&, httplib::Response& res) {
+    auto snap = self->snapshot();
+    if (!snap) {
+      res.status = 503;
+      res.set_content("no tick yet\n", "text/plain");
+      return;
+    }
+    res.set_content(std::string(law::to_string(snap->level)) + "\n", "text/plain");
+  });
+  if (!srv.bind_to_port(address.c_str(), port)) {
+    return make_error("cannot listen for metrics on " + address + ":" + std::to_string(port) +
+                      " (port in use? set [metrics] listen, or \"off\")");
+  }
+  m->thread_ = std::thread([self] { self->server_->listen_after_bind(); });
+  return m;
+}
+
+void MetricsServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot) {
+  std::lock_guard lock(mu_);
+  snapshot_ = std::move(snapshot);
+}
+
+std::shared_ptr<const MetricsSnapshot> MetricsServer::snapshot() const {
+  std::lock_guard lock(mu_);
+  return snapshot_;
+}
+
+}  // namespace edgeshed::daemon

@@ -1,0 +1,425 @@
+#include "daemon/runtime_changes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace edgeshed::daemon {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kMaxForSeconds = 7 * 24 * 3600.0;  // a week: longer is a config change
+constexpr uint32_t kMaxCount = 1'000'000'000;
+
+int64_t unix_ms(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+WallTime from_unix_ms(int64_t ms) { return WallTime(std::chrono::milliseconds(ms)); }
+
+std::string_view action_name(config::Action a) { return config::to_string(a); }
+
+Result<config::Action> parse_action(const std::string& name) {
+  if (name == "drop") return config::Action::kDrop;
+  if (name == "rst") return config::Action::kRst;
+  return make_error("action must be drop or rst, not '" + name + "'");
+}
+
+Result<std::string> string_field(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return make_error(std::string("missing ") + key);
+  return it->get<std::string>();
+}
+
+// "for_s": how long the change lasts; absent: until removed.
+Result<std::optional<WallTime>> until_field(const json& j, WallTime now) {
+  auto it = j.find("for_s");
+  if (it == j.end() || it->is_null()) return std::optional<WallTime>{};
+  if (!it->is_number() || !(it->get<double>() > 0) || it->get<double>() > kMaxForSeconds) {
+    return make_error("--for must be over 0 and at most 7 days");
+  }
+  auto d = std::chrono::duration_cast<WallTime::duration>(
+      std::chrono::duration<double>(it->get<double>()));
+  return std::optional<WallTime>(now + d);
+}
+
+Result<std::optional<uint32_t>> count_field(const json& j, const char* key, uint32_t min) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<uint32_t>{};
+  if (!it->is_number_integer() || it->get<int64_t>() < static_cast<int64_t>(min) ||
+      it->get<int64_t>() > static_cast<int64_t>(kMaxCount)) {
+    return make_error(std::string(key) + " must be an integer in " + std::to_string(min) + ".." +
+                      std::to_string(kMaxCount));
+  }
+  return std::optional<uint32_t>(static_cast<uint32_t>(it->get<int64_t>()));
+}
+
+std::string for_text(const std::optional<WallTime>& until, WallTime now) {
+  if (!until) return " until removed";
+  auto s = std::chrono::duration_cast<std::chrono::seconds>(*until - now).count();
+  return " for " + std::to_string(std::max<int64_t>(s, 0)) + " s";
+}
+
+std::string describe_override(const ClassOverride& o) {
+  std::ostringstream out;
+  if (o.admit_fraction) out << " admit_fraction=" << *o.admit_fraction;
+  if (o.inflight_cap) out << " cap=" << *o.inflight_cap;
+  if (o.tokens_per_sec) out << " rate=" << *o.tokens_per_sec << "/s";
+  if (o.burst) out << " burst=" << *o.burst;
+  return out.str();
+}
+
+json until_json(const std::optional<WallTime>& until) {
+  return until ? json(unix_ms(*until)) : json(nullptr);
+}
+
+std::optional<WallTime> until_from(const json& j) {
+  auto it = j.find("until_ms");
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return from_unix_ms(it->get<int64_t>());
+}
+
+template <class T>
+bool expired(const std::optional<T>& change, WallTime now) {
+  return change && change->until && *change->until <= now;
+}
+
+std::optional<std::chrono::nanoseconds> law_time(const std::optional<WallTime>& until,
+                                                 WallTime now_wall,
+                                                 std::chrono::nanoseconds now_law) {
+  if (!until) return std::nullopt;
+  return now_law + std::chrono::duration_cast<std::chrono::nanoseconds>(*until - now_wall);
+}
+
+}  // namespace
+
+Result<std::string> RuntimeChanges::apply(const json& request, WallTime now) {
+  auto op = string_field(request, "op");
+  if (!op) return op.error();
+  auto until = until_field(request, now);
+  if (!until) return until.error();
+
+  if (*op == "mode") {
+    auto name = string_field(request, "mode");
+    if (!name) return name.error();
+    auto mode = law::parse_mode(*name);
+    if (!mode) return mode.error();
+    mode_ = Timed<law::Mode>{*mode, *until};
+    return "mode " + std::string(law::to_string(*mode)) + for_text(*until, now);
+  }
+  if (*op == "action") {
+    auto name = string_field(request, "action");
+    if (!name) return name.error();
+    auto action = parse_action(*name);
+    if (!action) return action.error();
+    action_ = Timed<config::Action>{*action, *until};
+    return "action " + std::string(action_name(*action)) + for_text(*until, now);
+  }
+  if (*op == "pin") {
+    auto name = string_field(request, "level");
+    if (!name) return name.error();
+    auto level = law::parse_level(*name);
+    if (!level) return level.error();
+    level_ = Timed<law::Level>{*level, *until};
+    return "level pinned at " + std::string(law::to_string(*level)) + for_text(*until, now);
+  }
+  if (*op == "override") {
+    auto name = string_field(request, "class");
+    if (!name) return name.error();
+    auto cls = law::parse_traffic_class(*name);
+    if (!cls) return cls.error();
+    ClassOverride o;
+    o.until = *until;
+    if (auto it = request.find("admit_fraction"); it != request.end() && !it->is_null()) {
+      if (!it->is_number() || it->get<double>() < 0 || it->get<double>() > 1) {
+        return make_error("admit fraction must be in 0.0..1.0");
+      }
+      o.admit_fraction = it->get<double>();
+    }
+    auto cap = count_field(request, "inflight_cap", 1);
+    auto rate = count_field(request, "tokens_per_sec", 1);
+    auto burst = count_field(request, "burst", 1);
+    for (const auto* r : {&cap, &rate, &burst}) {
+      if (!*r) return r->error();
+    }
+    o.inflight_cap = *cap;
+    o.tokens_per_sec = *rate;
+    o.burst = *burst;
+    if (o.burst && !o.tokens_per_sec) return make_error("a burst needs a rate");
+    if (!o.admit_fraction && !o.inflight_cap && !o.tokens_per_sec) {
+      return make_error("give at least one of admit fraction, cap or rate");
+    }
+    classes_[law::index_of(*cls)] = o;
+    return "class " + std::string(law::to_string(*cls)) + " overridden:" + describe_override(o) +
+           for_text(*until, now);
+  }
+  if (*op == "port" || *op == "port-remove") {
+    auto it = request.find("port");
+    if (it == request.end() || !it->is_number_integer() || it->get<int64_t>() < 1 ||
+        it->get<int64_t>() > 65535) {
+      return make_error("port must be in 1..65535");
+    }
+    auto port = static_cast<uint16_t>(it->get<int64_t>());
+    if (*op == "port-remove") {
+      ports_[port] = std::nullopt;
+      return "port " + std::to_string(port) + " unprotected";
+    }
+    auto name = string_field(request, "class");
+    if (!name) return name.error();
+    auto cls = law::parse_traffic_class(*name);
+    if (!cls) return cls.error();
+    ports_[port] = *cls;
+    return "port " + std::to_string(port) + " protected as " + std::string(law::to_string(*cls));
+  }
+  if (*op == "prefix" || *op == "prefix-remove") {
+    auto cidr = string_field(request, "cidr");
+    if (!cidr) return cidr.error();
+    auto prefix = config::parse_ip_prefix(*cidr);
+    if (!prefix) return make_error("prefix '" + *cidr + "': " + prefix.error().message);
+    auto key = config::to_string(*prefix);
+    if (*op == "prefix-remove") {
+      prefixes_[key] = std::nullopt;
+      return "prefix " + key + " override removed";
+    }
+    auto name = string_field(request, "class");
+    if (!name) return name.error();
+    auto cls = law::parse_traffic_class(*name);
+    if (!cls) return cls.error();
+    prefixes_[key] = *cls;
+    return "prefix " + key + " classed " + std::string(law::to_string(*cls));
+  }
+  if (*op == "reset") {
+    auto what = string_field(request, "what");
+    return reset(what ? *what : "all");
+  }
+  return make_error("unknown request '" + *op + "'");
+}
+
+Result<std::string> RuntimeChanges::reset(const std::string& what) {
+  auto cleared = [](bool had, const std::string& text) -> Result<std::string> {
+    if (!had) return make_error("no runtime " + text + " to reset");
+    return text + " back to the config";
+  };
+  if (what == "all") {
+    bool had = !empty();
+    *this = RuntimeChanges{};
+    return cleared(had, "changes");
+  }
+  if (what == "mode") return cleared(std::exchange(mode_, std::nullopt).has_value(), "mode");
+  if (what == "action") return cleared(std::exchange(action_, std::nullopt).has_value(), "action");
+  if (what == "level") {
+    return cleared(std::exchange(level_, std::nullopt).has_value(), "level pin");
+  }
+  if (what.starts_with("class:")) {
+    auto cls = law::parse_traffic_class(what.substr(6));
+    if (!cls) return cls.error();
+    auto& o = classes_[law::index_of(*cls)];
+    return cleared(std::exchange(o, std::nullopt).has_value(),
+                   "override of class " + what.substr(6));
+  }
+  if (what.starts_with("port:")) {
+    uint32_t port = 0;
+    try {
+      port = static_cast<uint32_t>(std::stoul(what.substr(5)));
+    } catch (const std::exception&) {
+      return make_error("port must be in 1..65535");
+    }
+    return cleared(ports_.erase(static_cast<uint16_t>(port)) > 0, "port " + what.substr(5));
+  }
+  if (what.starts_with("prefix:")) {
+    auto prefix = config::parse_ip_prefix(what.substr(7));
+    if (!prefix) return make_error("prefix '" + what.substr(7) + "': " + prefix.error().message);
+    auto key = config::to_string(*prefix);
+    return cleared(prefixes_.erase(key) > 0, "prefix " + key);
+  }
+  return make_error("cannot reset '" + what +
+                    "': give all, mode, action, level, class:CLASS, port:PORT or prefix:CIDR");
+}
+
+std::vector<std::string> RuntimeChanges::expire(WallTime now) {
+  std::vector<std::string> out;
+  if (expired(mode_, now)) {
+    out.push_back("mode " + std::string(law::to_string(mode_->value)) + " expired");
+    mode_.reset();
+  }
+  if (expired(action_, now)) {
+    out.push_back("action " + std::string(action_name(action_->value)) + " expired");
+    action_.reset();
+  }
+  if (expired(level_, now)) {
+    out.push_back("level pin " + std::string(law::to_string(level_->value)) + " expired");
+    level_.reset();
+  }
+  for (auto cls : law::kAllClasses) {
+    auto& o = classes_[law::index_of(cls)];
+    if (expired(o, now)) {
+      out.push_back("override of class " + std::string(law::to_string(cls)) + " expired");
+      o.reset();
+    }
+  }
+  return out;
+}
+
+law::Overrides RuntimeChanges::law_overrides(WallTime now_wall,
+                                             std::chrono::nanoseconds now_law) const {
+  law::Overrides o;
+  if (level_) o.level = law::LevelPin{level_->value, law_time(level_->until, now_wall, now_law)};
+  if (mode_) o.mode = law::ModePin{mode_->value, law_time(mode_->until, now_wall, now_law)};
+  for (size_t c = 0; c < law::kNumClasses; ++c) {
+    const auto& src = classes_[c];
+    if (!src) continue;
+    law::ClassPin pin;
+    pin.admit_fraction = src->admit_fraction;
+    pin.inflight_cap = src->inflight_cap;
+    pin.tokens_per_sec = src->tokens_per_sec;
+    pin.burst = src->burst;
+    pin.expires_at = law_time(src->until, now_wall, now_law);
+    o.classes[c] = pin;
+  }
+  return o;
+}
+
+config::Config RuntimeChanges::applied_to(config::Config cfg) const {
+  if (action_) cfg.dataplane.action = action_->value;
+  for (const auto& [port, cls] : ports_) {
+    auto it = std::find_if(cfg.ports.begin(), cfg.ports.end(),
+                           [p = port](const config::PortConfig& pc) { return pc.port == p; });
+    if (it != cfg.ports.end()) cfg.ports.erase(it);
+    if (cls) cfg.ports.push_back({port, *cls});
+  }
+  for (const auto& [cidr, cls] : prefixes_) {
+    auto prefix = config::parse_ip_prefix(cidr).value();  // canonical when stored
+    std::erase_if(cfg.prefixes, [&](const config::PrefixConfig& pc) { return pc.prefix == prefix; });
+    if (cls) cfg.prefixes.push_back({prefix, *cls});
+  }
+  return cfg;
+}
+
+bool RuntimeChanges::empty() const {
+  return !mode_ && !action_ && !level_ && ports_.empty() && prefixes_.empty() &&
+         std::none_of(classes_.begin(), classes_.end(), [](const auto& o) { return o.has_value(); });
+}
+
+nlohmann::ordered_json RuntimeChanges::describe(WallTime now) const {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  auto left = [&](const std::optional<WallTime>& until) -> nlohmann::ordered_json {
+    if (!until) return nullptr;
+    return std::max<double>(0, std::chrono::duration<double>(*until - now).count());
+  };
+  if (mode_) j["mode"] = {{"mode", law::to_string(mode_->value)}, {"left_s", left(mode_->until)}};
+  if (action_) {
+    j["action"] = {{"action", action_name(action_->value)}, {"left_s", left(action_->until)}};
+  }
+  if (level_) {
+    j["level"] = {{"level", law::to_string(level_->value)}, {"left_s", left(level_->until)}};
+  }
+  for (auto cls : law::kAllClasses) {
+    const auto& o = classes_[law::index_of(cls)];
+    if (!o) continue;
+    nlohmann::ordered_json k;
+    k["admit_fraction"] = o->admit_fraction ? nlohmann::ordered_json(*o->admit_fraction) : nullptr;
+    k["inflight_cap"] = o->inflight_cap ? nlohmann::ordered_json(*o->inflight_cap) : nullptr;
+    k["tokens_per_sec"] = o->tokens_per_sec ? nlohmann::ordered_json(*o->tokens_per_sec) : nullptr;
+    k["burst"] = o->burst ? nlohmann::ordered_json(*o->burst) : nullptr;
+    k["left_s"] = left(o->until);
+    j["classes"][std::string(law::to_string(cls))] = k;
+  }
+  for (const auto& [port, cls] : ports_) {
+    j["ports"][std::to_string(port)] =
+        cls ? nlohmann::ordered_json(law::to_string(*cls)) : nlohmann::ordered_json("removed");
+  }
+  for (const auto& [cidr, cls] : prefixes_) {
+    j["prefixes"][cidr] =
+        cls ? nlohmann::ordered_json(law::to_string(*cls)) : nlohmann::ordered_json("removed");
+  }
+  return j;
+}
+
+json RuntimeChanges::to_json() const {
+  json j = json::object();
+  if (mode_) {
+    j["mode"] = {{"mode", law::to_string(mode_->value)}, {"until_ms", until_json(mode_->until)}};
+  }
+  if (action_) {
+    j["action"] = {{"action", action_name(action_->value)},
+                   {"until_ms", until_json(action_->until)}};
+  }
+  if (level_) {
+    j["level"] = {{"level", law::to_string(level_->value)},
+                  {"until_ms", until_json(level_->until)}};
+  }
+  for (auto cls : law::kAllClasses) {
+    const auto& o = classes_[law::index_of(cls)];
+    if (!o) continue;
+    json k = {{"until_ms", until_json(o->until)}};
+    if (o->admit_fraction) k["admit_fraction"] = *o->admit_fraction;
+    if (o->inflight_cap) k["inflight_cap"] = *o->inflight_cap;
+    if (o->tokens_per_sec) k["tokens_per_sec"] = *o->tokens_per_sec;
+    if (o->burst) k["burst"] = *o->burst;
+    j["classes"][std::string(law::to_string(cls))] = k;
+  }
+  for (const auto& [port, cls] : ports_) {
+    j["ports"][std::to_string(port)] = cls ? json(law::to_string(*cls)) : json(nullptr);
+  }
+  for (const auto& [cidr, cls] : prefixes_) {
+    j["prefixes"][cidr] = cls ? json(law::to_string(*cls)) : json(nullptr);
+  }
+  return j;
+}
+
+// Rebuilt through apply(), so a file can hold nothing apply() would refuse.
+Result<RuntimeChanges> RuntimeChanges::from_json(const json& j) {
+  if (!j.is_object()) return make_error("not a JSON object");
+  RuntimeChanges r;
+  auto replay = [&](json request, const json& from) -> Status {
+    // An expiry is replayed as "one second from a second before it".
+    WallTime now = WallTime{};
+    if (auto until = until_from(from)) {
+      request["for_s"] = 1.0;
+      now = *until - std::chrono::seconds(1);
+    }
+    auto applied = r.apply(request, now);
+    if (!applied) return applied.error();
+    return {};
+  };
+  const json classes = j.value("classes", json::object());
+  const json ports = j.value("ports", json::object());
+  const json prefixes = j.value("prefixes", json::object());
+  try {
+    if (j.contains("mode")) {
+      if (auto s = replay({{"op", "mode"}, {"mode", j["mode"].at("mode")}}, j["mode"]); !s)
+        return s.error();
+    }
+    if (j.contains("action")) {
+      if (auto s = replay({{"op", "action"}, {"action", j["action"].at("action")}}, j["action"]);
+          !s)
+        return s.error();
+    }
+    if (j.contains("level")) {
+      if (auto s = replay({{"op", "pin"}, {"level", j["level"].at("level")}}, j["level"]); !s)
+        return s.error();
+    }
+    for (const auto& [name, k] : classes.items()) {
+      json request = k;
+      request.erase("until_ms");
+      request["op"] = "override";
+      request["class"] = name;
+      if (auto s = replay(request, k); !s) return s.error();
+    }
+    for (const auto& [port, cls] : ports.items()) {
+      json request = {{"op", cls.is_null() ? "port-remove" : "port"}, {"port", std::stoul(port)}};
+      if (!cls.is_null()) request["class"] = cls;
+      if (auto s = replay(request, json::object()); !s) return s.error();
+    }
+    for (const auto& [cidr, cls] : prefixes.items()) {
+      json request = {{"op", cls.is_null() ? "prefix-remove" : "prefix"}, {"cidr", cidr}};
+      if (!cls.is_null()) request["class"] = cls;
+      if (auto s = replay(request, json::object()); !s) return s.error();
+    }
+  } catch (const std::exception& e) {
+    return make_error(std::string("malformed: ") + e.what());
+  }
+  return r;
+}
+
+}  // namespace edgeshed::daemon

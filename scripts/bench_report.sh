@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Writes BENCHMARKS.md, and copies the plots to docs/bench/, from the results
+# of the last `make bench` (BENCH_OUT, build/bench by default). Run by `make
+# bench` at its end; `make bench-report` runs it alone.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${BENCH_OUT:-$root/build/bench}
+doc=$root/BENCHMARKS.md
+names=(dataplane synflood refusal overload controller)
+
+for n in "${names[@]}"; do
+	[ -s "$out/$n/table.txt" ] || { echo "bench_report: no $out/$n/table.txt: run make bench first" >&2; exit 1; }
+done
+mkdir -p "$root/docs/bench"
+for n in "${names[@]}"; do
+	[ -f "$out/$n/$n.png" ] && cp "$out/$n/$n.png" "$root/docs/bench/$n.png"
+done
+
+pkg() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
+table() { echo '```'; cat "$out/$1/table.txt"; echo '```'; }
+plot() { [ -f "$root/docs/bench/$1.png" ] && printf '\n![%s](docs/bench/%s.png)\n' "$2" "$1"; true; }
+started=$(sed -n 's/^make bench: started \(.*UTC\).*/\1/p' "$out/run.log" 2>/dev/null | head -1)
+load=$(sed -n 's/^make bench: started .*UTC, load average \(.*\)/\1/p' "$out/run.log" 2>/dev/null | head -1)
+finished=$(sed -n 's/^make bench: finished //p' "$out/run.log" 2>/dev/null | tail -1)
+built=$(sed -n 's/^make bench: built //p' "$out/run.log" 2>/dev/null | head -1)
+mins() { awk -v a="$(date -d "${1:-now}" +%s)" -v b="$(date -d "${2:-now}" +%s)" 'BEGIN { printf "%.1f", (b - a) / 60 }'; }
+minutes="$(mins "$started" "$finished") min: build and dependencies $(mins "$started" "$built") min, benchmarks $(mins "$built" "$finished") min"
+# The commit the run measured, as make bench noted it (BENCH_COMMIT overrides).
+commit=${BENCH_COMMIT:-$(sed -n 's/^make bench: commit //p' "$out/run.log" 2>/dev/null | head -1)}
+commit=${commit:-unknown}
+
+{
+	cat <<EOF
+# edgeshed benchmarks
+
+Every figure below comes from one run of \`make bench\`, written into this file
+by \`scripts/bench_report.sh\`. Each benchmark measures its setups side by side
+in that run and prints absolute figures next to ratios. No figure is asserted
+in a test: the machine below is small and shared, so read the ratios, which
+hold better than the absolute numbers, and re-run on your own machine.
+
+## Reproduce
+
+\`\`\`sh
+sudo make bench            # all five, then this file and docs/bench/*.png
+sudo make bench-synflood   # or one of them: bench-dataplane, bench-synflood,
+                           # bench-refusal, bench-overload, bench-controller
+sudo make bench-report     # this file again, from build/bench/ of the last run
+\`\`\`
+
+Each target installs its dependencies (\`scripts/deps.sh\`), builds only the
+tools it needs, and writes its table and plot to \`build/bench/NAME/\`.
+Variables: \`REPEAT\` (runs per setup, default 3); SYN flood
+\`FRAME_COUNT\` (3000000) and \`SYN_COUNT\` (400000); refusal \`OVER_RATE\`
+(2500), \`LOAD_S\` (2) and \`FULL_S\` (3); overload \`ONSET_S\` (1) and \`OVER_S\` (3);
+controller \`SECONDS_TO_RUN\` (15). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
+\`OVERLOAD_SETUPS\` and \`OVERLOAD_FACTORS\` pick a subset.
+
+## This run
+
+| | |
+|---|---|
+| command | \`sudo make bench\` |
+| date | ${started:-unknown} to ${finished:-unknown} (${minutes}) |
+| commit | ${commit} |
+| kernel | $(uname -r) |
+| CPU | $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores |
+| memory | $(free -g | awk '/^Mem:/ { print $2 }') GiB |
+| OS | Debian $(cat /etc/debian_version 2>/dev/null || echo "?") |
+| load average at the start | ${load:-unknown} (1, 5, 15 min) |
+| tools | nginx $(pkg nginx), HAProxy $(pkg haproxy), nftables $(pkg nftables), iptables $(pkg iptables) (nf_tables backend), the lab's own generators (tests/bench/synflood.cpp, tests/tools/loadgen.cpp) |
+
+The machine is a 2-core VM shared with other builds and tests, which is why
+every lab benchmark interleaves its setups' runs and reports medians.
+
+## Targets
+
+\`\`\`
+$(for n in "${names[@]}"; do grep -E '^target' "$out/$n/table.txt"; done)
+\`\`\`
+EOF
+	cat <<'EOF'
+
+## How the lab measures
+
+All of 2 to 4 run in the netns lab of `tests/netns/lib.sh`: a server and a
+client namespace joined by a veth pair, static neighbours, everything torn
+down on every exit path. Each run of each setup gets a fresh lab, so that no
+conntrack entry, SYN queue or counter of one run leaks into the next, and the
+runs of the setups are interleaved (setup 1, 2, 3, then 1, 2, 3 again) so
+that a noisy minute on the shared host hits every setup alike. Tables show
+medians of `REPEAT` runs; `build/bench/NAME/runs/` keeps every run's raw data.
+
+**Server-side CPU.** A veth delivers a packet in the sender's context: left
+alone, the server's whole receive path (XDP, TC, netfilter, TCP) would run in
+softirq on the sending CPU, inside the client's system call, and
+`/proc/stat`'s softirq column would mix both sides. So the lab turns NAPI on
+at both ends of the veth (GRO on, TSO off, so that every skb goes through the
+NAPI ring) and makes it threaded: each veth's receive path runs in a kernel
+thread of its own, `napi/IFACE-N`. The server side of the cost is then the
+utime+stime of the server veth's NAPI thread (from the ring through XDP, TC,
+netfilter and TCP, and the replies up to the client's ring) plus that of every
+process in the server namespace (refserver, nginx, HAProxy, the daemon). The
+client's NAPI thread and the load generators are not counted. Task time is
+the scheduler's own clock, summed over every thread
+(`/proc/PID/task/TID/schedstat`, in nanoseconds), rather than the
+tick-sampled utime+stime. Each measurement subtracts the same threads' rate
+in a quiet window just before the load. The host's softirq column stays near
+zero during the floods, which shows that no receive work escapes these
+threads.
+
+**Ports.** The benchmarks that cap in-flight connections (3 and 4) serve on
+port 18080 (`SVC_PORT`), not 80: edgeshed's tracker counts the established
+connections of a protected port in every network namespace of the host, so
+another lab's port-80 traffic (a test running on the same host) would count
+against this lab's cap.
+
+**What the veth cannot show.** On a NIC with native XDP, the driver runs the
+program on the raw frame, before any skb exists; every other hook (TC,
+netfilter, the TCP stack) comes after the skb is built. A veth receiving skbs
+has them already, and before an XDP program (native or generic) may run, the
+kernel copies each one into a page with 256 bytes of XDP headroom. Hence two
+floods in benchmark 2: `frames`, where the generator (`tests/bench/synflood.cpp
+--frames`, a live-frames `BPF_PROG_TEST_RUN` of `synflood_xdp.bpf.c` that
+redirects each SYN into the veth) puts XDP frames on the server's NAPI ring
+without an skb, as a NIC's ring holds them (and drops what does not fit, as a
+NIC's ring does), and `skb`, an AF_PACKET flood, where XDP pays that copy.
+The first is the model of production; the second is what a veth or a
+container interface really costs.
+
+### 1. Data plane cost
+
+`tests/bench/bench_dataplane.cpp`: `BPF_PROG_TEST_RUN` of each path, XDP and
+TC entry points, next to a program that returns at once (`bpf/baseline.bpf.c`),
+repeat 2,000,000, median of 5 rounds; the RST path, which rewrites its packet,
+with repeat 1 (20,000 runs) next to the baseline with repeat 1.
+
+### 2. SYN flood absorption
+
+The flood goes to port 8080 of the server namespace, where refserver
+listens, from sources spoofed in 203.0.113.0/24 (random host and port, random
+sequence number, Linux's SYN options, checksums per packet). The server
+routes its answers back through the client namespace, where a netdev ingress
+rule drops them (the Internet). Setups: no filter (the kernel's SYN queue and
+SYN cookies), nftables `limit rate over 100/second` on SYNs to 8080 at
+priority raw (before conntrack, its cheapest place), nftables `ct count over
+100` (input hook, conntrack), iptables `-m connlimit --connlimit-above 100
+--connlimit-mask 0` (the nf_tables backend with the xt match), edgeshed XDP
+drop, XDP rst (RST budget raised to 10,000,000/s per CPU, so that every SYN
+takes the RST path) and TC drop (XDP generic drop too, with
+`SYNFLOOD_SETUPS`), all edgeshed setups with a
+token bucket of 100/s (`edgeshed policy --rate 100 --burst 100`). Each filter
+thus admits about 100 SYNs a second and drops the rest. A real client
+(loadgen, 100 requests/s, a new connection each) asks port 80 of the same
+refserver during the floods: it measures what the flood costs the host, not
+the lottery that a rate limit on the flooded port would be for it. Its p99
+is about 1 s wherever the flood fills the server's NAPI ring: its own SYN is
+then dropped at the ring and retransmitted after 1 s, as on a NIC whose ring
+overflows.
+
+### 3. Cost of refusing a connection
+
+refserver (10 workers x 20 ms, 500 requests/s) behind: edgeshed (native XDP,
+static in-flight cap 10, RST), nginx (Debian's, `limit_conn` 10 per server,
+`limit_conn_status 503`, `proxy_pass` to refserver, 2 workers, access log
+off) and HAProxy (Debian's, `server ... maxconn 10`, and a 503 at once when
+10 requests already wait in the backend's queue). nginx and HAProxy run in
+the server namespace from configurations in a temporary folder, never as
+services. Each run offers 2,500 requests/s (5x) on new connections twice: as
+it is for 2 s (time to refusal at the client, admitted p99), then for 3 s
+while 10 long `/stream` requests hold every slot, so that every request is
+refused: the server side's CPU during that load, less its quiet rate (the held
+streams included; the mean of the second before and the second after), over
+the refusals, is the CPU per refused connection.
+
+Read the CPU per refusal with the lab's cost structure in mind. At 2,500
+connections a second the server veth's NAPI thread is woken for nearly every
+packet, and in this VM a wake-up costs microseconds: a RST refusal is one
+packet in and one out, so that overhead is likely most of edgeshed's figure (it falls
+as the rate rises and packets batch, and the same RST path costs under 1.5 us
+per SYN in the floods of benchmark 2), while nginx and HAProxy pay it on
+every packet of a whole connection and their own work on top.
+
+### 4. End-to-end overload
+
+The classic case: refserver with 10 workers x 20 ms (capacity 500/s), loadgen
+at 0.4x for 1 s, then 1.6x or 5x for 3 s, a new connection per request,
+5 s timeout. Setups: no shedding; a static in-flight threshold (edgeshed's
+data plane alone, XDP generic, cap 10, RST, no daemon); edgeshed adaptive
+(the daemon with the demo's configuration, `scripts/demo.toml`: gradient
+limit on an HTTP probe, RST). Reaction time is measured at the client, from
+the per-request CSV: from the overload's onset to the first RST, and to the
+first 100 ms mark after which the admitted requests' p99 stays under 40 ms
+(2x the service time) for the rest of the overload.
+
+### 5. Controller overhead
+
+`tests/bench/bench_controller.sh`: the daemon with all eight signal kinds on
+one interface, utime+stime from `/proc/PID/stat` over 15 s of steady state,
+at the default tick (100 ms) and at 10 ms.
+EOF
+	echo
+	echo "## 1. Data plane cost (\`make bench-dataplane\`)"
+	echo
+	table dataplane
+	plot dataplane "ns per packet by path, XDP and TC"
+	echo
+	echo "## 2. SYN flood absorption (\`make bench-synflood\`)"
+	echo
+	table synflood
+	plot synflood "CPU per million SYNs and SYNs per second by setup"
+	echo
+	echo "## 3. Cost of refusing a connection (\`make bench-refusal\`)"
+	echo
+	table refusal
+	plot refusal "CPU per refused connection and time to refusal by setup"
+	echo
+	echo "## 4. End-to-end overload (\`make bench-overload\`)"
+	echo
+	table overload
+	plot overload "admitted latency and shed rate over time by setup"
+	echo
+	echo "## 5. Controller overhead (\`make bench-controller\`)"
+	echo
+	table controller
+} >"$doc"
+echo "bench_report: wrote $doc and docs/bench/*.png"

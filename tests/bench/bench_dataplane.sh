@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Data plane cost: runs bench_dataplane (ns per packet of each path next to a
+# bare program, XDP and TC), keeps its table and plots it.
+# Prints figures and asserts nothing.
+set -euo pipefail
+: "${BENCH_DATAPLANE:?path of the bench_dataplane binary}"
+: "${BENCH_OUT:?results folder}"
+command -v gnuplot >/dev/null || { echo "gnuplot missing: run scripts/deps.sh" >&2; exit 1; }
+out=$BENCH_OUT/dataplane
+rm -rf "$out"
+mkdir -p "$out"
+
+machine="$(uname -r), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores"
+{
+	"$BENCH_DATAPLANE"
+	echo "machine: $machine"
+} | tee "$out/table.txt"
+
+# Rows "name ... xdp_ns x tc_ns x": the four numbers are the last fields.
+awk 'NF >= 5 && $(NF) ~ /^[0-9.]+$/ && $(NF-1) ~ /^[0-9]+$/ && $(NF-3) ~ /^[0-9]+$/ {
+	name = $1; for (i = 2; i <= NF - 4; i++) name = name " " $i
+	gsub(/"/, "", name)
+	printf "%d \"%s\" %s %s\n", n++, name, $(NF-3), $(NF-1)
+}' "$out/table.txt" >"$out/plot.dat"
+
+gnuplot <<GP
+set terminal pngcairo size 1100,600 font ",10" noenhanced
+set output "$out/dataplane.png"
+set title "edgeshed data plane: ns per packet by path (BPF_PROG_TEST_RUN, $machine)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.7
+set ylabel "ns per packet"
+set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
+set grid ytics
+set xtics rotate by -30
+set key top left
+plot "$out/plot.dat" using 3:xtic(2) title "XDP" lc rgb "#4f81bd", \
+     "" using 4 title "TC" lc rgb "#c0504d"
+GP
+echo "plot: $out/dataplane.png"

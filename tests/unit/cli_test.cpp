@@ -1,0 +1,153 @@
+// The command line: usage errors (exit 2, one line naming the fix), runtime
+// errors (exit 1), help everywhere, and the generated completion script.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/app.h"
+
+namespace edgeshed {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome run(std::vector<std::string> args) {
+  args.insert(args.begin(), "edgeshed");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  auto* old_out = std::cout.rdbuf(out.rdbuf());
+  auto* old_err = std::cerr.rdbuf(err.rdbuf());
+  int code = run_cli(static_cast<int>(argv.size()), argv.data());
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  return {code, out.str(), err.str()};
+}
+
+std::vector<std::vector<std::string>> all_command_paths() {
+  CliContext ctx;
+  auto app = make_app(ctx);
+  std::vector<std::vector<std::string>> out;
+  std::function<void(const CLI::App&, std::vector<std::string>)> walk =
+      [&](const CLI::App& a, std::vector<std::string> path) {
+        out.push_back(path);
+        for (const CLI::App* s : a.get_subcommands({})) {
+          auto p = path;
+          p.push_back(s->get_name());
+          walk(*s, p);
+        }
+      };
+  walk(*app, {});
+  return out;
+}
+
+TEST(Cli, HelpOnEverySubcommand) {
+  auto paths = all_command_paths();
+  EXPECT_GE(paths.size(), 20u);
+  for (auto path : paths) {
+    path.push_back("--help");
+    auto o = run(path);
+    EXPECT_EQ(o.code, 0) << testing::PrintToString(path);
+    EXPECT_NE(o.out.find("Usage:"), std::string::npos) << testing::PrintToString(path);
+  }
+}
+
+TEST(Cli, UsageErrorsExit2WithOneLineNamingTheHelp) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "A subcommand is required"},
+      {{"launch"}, "subcommand is required"},
+      {{"mode", "panic"}, "panic not in {off,observe,enforce}"},
+      {{"mode"}, "MODE is required"},
+      {{"action", "tarpit"}, "tarpit"},
+      {{"pin"}, "LEVEL is required"},
+      {{"pin", "extreme"}, "extreme"},
+      {{"pin", "high", "--for", "5x"}, "duration '5x'"},
+      {{"pin", "high", "--for", "0"}, "must be over 0"},
+      {{"override", "normal"}, "give --admit-fraction, --cap, --rate or --clear"},
+      {{"override", "normal", "--admit-fraction", "1.5"}, "1.5"},
+      {{"override", "normal", "--burst", "5"}, "--burst requires --rate"},
+      {{"override", "normal", "--clear", "--cap", "3"}, "excludes"},
+      {{"port", "add", "0"}, "0"},
+      {{"port", "add", "70000"}, "70000"},
+      {{"port"}, "subcommand"},
+      {{"prefix", "add", "192.0.2.1/24", "--class", "critical"}, "host bits"},
+      {{"prefix", "add", "192.0.2.0/24"}, "--class is required"},
+      {{"status", "--interval", "-1"}, "-1"},
+      {{"events", "--duration", "soon"}, "duration 'soon'"},
+      {{"attach", "--hook", "xdp"}, "--iface is required"},
+      {{"attach", "-i", "eth0", "--hook", "ebpf"}, "ebpf"},
+      {{"top", "--interval", "0"}, "0"},
+      {{"completion", "zsh"}, "zsh"},
+  };
+  for (const auto& [args, words] : cases) {
+    auto o = run(args);
+    EXPECT_EQ(o.code, 2) << testing::PrintToString(args) << ": " << o.err;
+    EXPECT_EQ(o.err.rfind("edgeshed: ", 0), 0u) << o.err;
+    EXPECT_NE(o.err.find(words), std::string::npos) << testing::PrintToString(args) << ": " << o.err;
+    EXPECT_NE(o.err.find("--help`)"), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not one line: " << o.err;
+  }
+}
+
+TEST(Cli, RuntimeErrorsExit1WithOneLine) {
+  const auto dir = std::filesystem::temp_directory_path() / ("edgeshed-cli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--run-dir", dir.string(), "pin", "high"}, "needs the daemon, and none is running"},
+      {{"--run-dir", dir.string(), "unpin"}, "needs the daemon"},
+      {{"--run-dir", dir.string(), "override", "normal", "--cap", "5"}, "needs the daemon"},
+      {{"--run-dir", dir.string(), "reset"}, "needs the daemon"},
+      {{"status", "--iface", "es-no-such0"}, "cannot open pinned map"},
+      {{"events", "--iface", "es-no-such0", "--count", "1"}, "es_events"},
+  };
+  for (const auto& [args, words] : cases) {
+    auto o = run(args);
+    EXPECT_EQ(o.code, 1) << testing::PrintToString(args) << ": " << o.err;
+    EXPECT_EQ(o.err.rfind("edgeshed: ", 0), 0u) << o.err;
+    EXPECT_NE(o.err.find(words), std::string::npos) << testing::PrintToString(args) << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not one line: " << o.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, CompletionScriptCoversEveryCommandAndIsValidBash) {
+  auto o = run({"completion", "bash"});
+  ASSERT_EQ(o.code, 0);
+  for (const auto& path : all_command_paths()) {
+    if (path.empty()) continue;
+    std::string joined;
+    for (const auto& p : path) joined += (joined.empty() ? "" : " ") + p;
+    EXPECT_NE(o.out.find("\"" + joined + "\")"), std::string::npos) << joined;
+  }
+  EXPECT_NE(o.out.find("complete -F _edgeshed edgeshed"), std::string::npos);
+  EXPECT_NE(o.out.find("off observe enforce"), std::string::npos);
+
+  // Sourced by bash, it completes a subcommand and a choice.
+  const auto script = std::filesystem::temp_directory_path() /
+                      ("edgeshed-completion-" + std::to_string(getpid()) + ".bash");
+  std::ofstream(script) << o.out;
+  const std::string probe = "bash -c 'source " + script.string() +
+                            " && COMP_WORDS=(edgeshed mo) COMP_CWORD=1 && _edgeshed && echo "
+                            "\"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed mode en) COMP_CWORD=2 && "
+                            "_edgeshed && echo \"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed port add "
+                            "80 --class b) COMP_CWORD=5 && _edgeshed && echo \"${COMPREPLY[*]}\"'";
+  FILE* p = popen(probe.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[256];
+  std::string got;
+  while (fgets(buf, sizeof(buf), p)) got += buf;
+  EXPECT_EQ(pclose(p), 0);
+  std::filesystem::remove(script);
+  EXPECT_EQ(got, "mode\nenforce\nbackground\n");
+}
+
+}  // namespace
+}  // namespace edgeshed

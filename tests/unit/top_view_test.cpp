@@ -1,0 +1,96 @@
+// The live view's formatting: sparklines and the frame around them.
+#include "cli/top_view.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/status_model.h"
+
+namespace edgeshed {
+namespace {
+
+TEST(Sparkline, ScalesToTheLargestValueOrTheFloor) {
+  EXPECT_EQ(sparkline({0, 1, 2, 3, 4, 5, 6, 7}, 8), "▁▂▃▄▅▆▇█");
+  EXPECT_EQ(sparkline({1, 1}, 4, 2.0), "  ▅▅");  // half of the floor, padded left
+  EXPECT_EQ(sparkline({0, 0, 0}, 3), "▁▁▁");
+}
+
+TEST(Sparkline, KeepsTheLastWidthValues) {
+  std::deque<double> v;
+  for (int i = 0; i < 100; ++i) v.push_back(i < 98 ? 0 : 10);
+  EXPECT_EQ(sparkline(v, 4), "▁▁██");
+}
+
+TEST(Sparkline, IgnoresNonFiniteValues) {
+  EXPECT_EQ(sparkline({std::numeric_limits<double>::quiet_NaN(), 4}, 2), "▁█");
+}
+
+nlohmann::ordered_json status_with(double pressure, double normal_shed) {
+  nlohmann::ordered_json classes;
+  nlohmann::ordered_json iface = {{"iface", "eth0"},
+                                  {"hook", "xdp"},
+                                  {"mode", "enforce"},
+                                  {"action", "rst"},
+                                  {"abi_version", EDGESHED_ABI_VERSION},
+                                  {"heartbeat_age_ms", 40},
+                                  {"fail_open", false},
+                                  {"ports", nlohmann::ordered_json::array()}};
+  for (const char* c : {"critical", "normal", "background"}) {
+    nlohmann::ordered_json counters;
+    for (const char* k : {"admitted", "shed_cap", "shed_fraction", "shed_rate", "would_shed_cap",
+                          "would_shed_fraction", "would_shed_rate", "fail_open", "pass_mode_off",
+                          "rst_sent", "rst_capped"}) {
+      counters[k] = 0;
+    }
+    iface["classes"][c] = {{"shed_fraction", 0.0}, {"inflight_cap", 0}, {"tokens_per_sec", 0},
+                           {"burst", 0},           {"inflight", 1},     {"counters", counters}};
+    const double shed = std::string(c) == "normal" ? normal_shed : 0;
+    iface["rates"]["classes"][c] = {{"admitted", 10.0}, {"shed", shed},     {"shed_cap", shed},
+                                    {"shed_fraction", 0.0}, {"shed_rate", 0.0}, {"would_shed", 0.0},
+                                    {"fail_open", 0.0}, {"rst_sent", 0.0}, {"rst_capped", 0.0}};
+  }
+  iface["counters"] = {{"unparsed", 0}};
+  nlohmann::ordered_json daemon = {{"pid", 1},
+                                   {"config", "/etc/edgeshed.toml"},
+                                   {"monotonic_ms", 100000},
+                                   {"level", "high"},
+                                   {"level_since_ms", 90000},
+                                   {"level_pinned", false},
+                                   {"pressure", pressure},
+                                   {"drivers", {"accept_queue"}},
+                                   {"mode", "enforce"},
+                                   {"adaptive_limit", 37},
+                                   {"signals", nlohmann::ordered_json::array()},
+                                   {"state_age_ms", 50}};
+  return status_json(daemon, {InterfaceReading{iface, {}, 0}});
+}
+
+TEST(TopView, FrameHasSparklinesAndTheStatus) {
+  TopHistory h;
+  for (int i = 0; i < 70; ++i) h.add(status_with(i < 60 ? 0.5 : 1.5, i < 65 ? 0 : 120));
+  EXPECT_EQ(h.pressure().size(), TopHistory::kPoints);
+  auto frame = top_frame(status_with(1.5, 120), h, "03:12:01", 1);
+  ASSERT_GE(frame.size(), 10u);
+  EXPECT_NE(frame[0].find("edgeshed top  03:12:01"), std::string::npos);
+  EXPECT_NE(frame[2].find("pressure"), std::string::npos);
+  EXPECT_NE(frame[2].find("now 1.50, max 1.50"), std::string::npos);
+  EXPECT_NE(frame[4].find("shed/s normal"), std::string::npos);
+  EXPECT_NE(frame[4].find("now 120.0/s"), std::string::npos);
+  bool status_line = false;
+  for (const auto& l : frame) status_line |= l.find("level high") != std::string::npos;
+  EXPECT_TRUE(status_line);
+}
+
+TEST(StatusLines, SayWhyTheDataPlaneFailsOpen) {
+  auto s = status_with(1.0, 0);
+  s["interfaces"][0]["fail_open"] = true;
+  s["interfaces"][0]["fail_open_reason"] = "no controller heartbeat for 5000 ms";
+  s["daemon"] = nullptr;
+  auto lines = status_lines(s);
+  EXPECT_NE(lines[0].find("daemon: not running"), std::string::npos);
+  bool found = false;
+  for (const auto& l : lines) found |= l.find("FAIL-OPEN: admitting everything: no controller heartbeat") != std::string::npos;
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace edgeshed

@@ -36,7 +36,7 @@ Result<HistogramSnapshot> extract_histogram(const Exposition& exposition, std::s
         return make_error(format_series(s.name, s.labels) + ": le=\"" + le->second +
                           "\" is not a bucket bound");
       }
-      if (std::isnan(s.value) || s.value < 0) {
+      if (!std::isfinite(s.value) || s.value < 0) {
         return make_error(format_series(s.name, s.labels) + " has a bad count");
       }
       series[without_le(s.labels)][*bound] += s.value;
@@ -72,7 +72,9 @@ Result<HistogramSnapshot> extract_histogram(const Exposition& exposition, std::s
   return snapshot;
 }
 
-std::optional<double> histogram_quantile(double q, const std::vector<Bucket>& input) {
+namespace {
+
+std::optional<double> interpolated_quantile(double q, const std::vector<Bucket>& input) {
   if (!(q >= 0.0 && q <= 1.0)) return std::nullopt;
   if (input.size() < 2 || !std::isinf(input.back().upper_bound)) return std::nullopt;
   // Prometheus forces counts to be monotonic, since precision loss in the
@@ -101,6 +103,17 @@ std::optional<double> histogram_quantile(double q, const std::vector<Bucket>& in
   }
   if (count <= 0.0) return start;  // only reachable with q = 0
   return start + (end - start) * (rank / count);
+}
+
+}  // namespace
+
+std::optional<double> histogram_quantile(double q, const std::vector<Bucket>& input) {
+  // Counts that add up past the largest double (several series, or a
+  // window between two such scrapes) or a bound at -Inf leave NaN or an
+  // infinity, which would pass for a reading.
+  auto v = interpolated_quantile(q, input);
+  if (v && !std::isfinite(*v)) return std::nullopt;
+  return v;
 }
 
 std::optional<double> HistogramWindow::mean() const {

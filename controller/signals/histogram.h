@@ -39,8 +39,10 @@ Result<HistogramSnapshot> extract_histogram(const Exposition& exposition, std::s
 // histogram_quantile as Prometheus computes it from cumulative buckets:
 // linear interpolation within the bucket holding the rank (the first bucket
 // starts at 0), and the upper bound of the last finite bucket when the rank
-// falls in the +Inf bucket. nullopt when there are no observations or no
-// finite bucket: no value, rather than a zero that looks like a fast service.
+// falls in the +Inf bucket. nullopt when there are no observations, no
+// finite bucket, or counts and bounds that give no finite quantile (a sum
+// past the largest double, a -Inf bound): no value, rather than a zero that
+// looks like a fast service, or a NaN.
 std::optional<double> histogram_quantile(double q, const std::vector<Bucket>& buckets);
 
 // The observations between two scrapes.

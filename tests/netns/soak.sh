@@ -26,22 +26,29 @@
 #              client's namespace): each SYN is decided once;
 #            - per load phase: SYNs shed = RSTs sent = connections refused
 #              as the client saw them (the RST budget is never reached);
-#            - in each quiet gap: the data plane's in-flight count equals
-#              the server's established connections on the port (ss), and
-#              the controller's in-flight signal (state file) agrees. The
-#              probe's own connections come and go, so each is the fewest
-#              over QUIET_SAMPLES readings: a drift never goes away.
+#            - in each quiet gap, at each of QUIET_SAMPLES readings: the
+#              data plane's in-flight count equals the server's established
+#              connections on the port (ss), and the controller's in-flight
+#              signal (state file) equals both. Nothing connects to the
+#              port then (the probe uses a second, unprotected port of the
+#              service), so all three hold still; a count that leaked
+#              shows as a data plane ahead of the kernel.
 #  levels   No flapping. A phase's first SETTLE_OVER_S / SETTLE_CALM_S are
 #           its transition (escalation takes ticks, the descent one level
-#           per exit_after); after that, while the load is steady, the level
-#           changes at most once. Every overload phase raises the level
-#           above normal and every calm phase ends at normal, so that a
-#           controller that stopped reacting does not pass for a stable one.
+#           per exit_after). After that, while the load is steady, the level
+#           may move in one direction and back at most once: one excursion
+#           is a reaction to something real (on a shared host, a stall of
+#           the service's CPU makes a short overload), up and down and up
+#           again is flapping. Every overload phase leaves the level above
+#           normal and every calm phase ends at normal, so that a controller
+#           that stopped reacting does not pass for a stable one.
 #
-# The service listens on SOAK_PORT (48080), not 80: the data plane's tracker
-# counts established connections on a protected port in every network
-# namespace of the host, so another lab serving port 80 on the same machine
-# would pass for load here (a known bug, reported with the soak).
+# The service listens on SOAK_PORT (48080), a port of its own. The soak
+# found that the tracker counted a protected port's connections in every
+# network namespace of the host, so other labs serving port 80 passed for
+# load here; it now counts the attached namespace only (test_tracker_netns),
+# and the soak keeps its port all the same, so that its numbers are its
+# own whatever else the host runs.
 #
 # Cycles run until the next one would end after SOAK_SECONDS; at least three
 # must fit (warm-up, reference, last). Prints one row per cycle and a table
@@ -51,6 +58,7 @@ source "$(dirname "$0")/scenario_lib.sh"
 
 SOAK_SECONDS=${SOAK_SECONDS:-600}
 SOAK_PORT=${SOAK_PORT:-48080}
+PROBE_PORT=$((SOAK_PORT + 1))
 OVER_S=${OVER_S:-20}
 CALM_S=${CALM_S:-20}
 QUIET_S=${QUIET_S:-4}
@@ -60,7 +68,7 @@ CALM_RATE=$((CAPACITY * 3 / 10))
 SAMPLE_S=${SAMPLE_S:-2}
 RSS_TOLERANCE_KB=${RSS_TOLERANCE_KB:-1024}
 FD_TRANSIENT=${FD_TRANSIENT:-16}
-QUIET_SAMPLES=6
+QUIET_SAMPLES=5
 SETTLE_OVER_S=3
 SETTLE_CALM_S=7
 METRICS_PORT=9100
@@ -74,12 +82,14 @@ MAX_CYCLES=$((SOAK_SECONDS / (OVER_S + CALM_S) + 1))
 	fail "SOAK_SECONDS=$SOAK_SECONDS is under 3 cycles of about ${CYCLE_S} s: no trend to judge"
 
 scenario_up
+# The daemon's run_dir is in the work folder (configs/soak.toml).
+SC_STATE=$SC_WORK/run/state.json
 FAILURES=()
 violation() { FAILURES+=("$*"); echo "VIOLATION: $*" >&2; }
 
 # The reference service for the whole soak, with its /metrics for the
 # scrape signal (scenario_lib's start_refserver stops after 240 s).
-"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$REFSERVER" --port "$SOAK_PORT" --workers 10 --service-ms 20 \
+"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$REFSERVER" --port "$SOAK_PORT,$PROBE_PORT" --workers 10 --service-ms 20 \
 	--metrics-port "$METRICS_PORT" --duration-s $((SOAK_SECONDS + 120)) >"$SC_WORK/refserver.log" 2>&1 &
 LAB_PIDS+=($!)
 for i in $(seq 51); do
@@ -89,16 +99,24 @@ for i in $(seq 51); do
 done
 
 echo 0 >"$SC_WORK/injected"
-start_daemon soak "WORK=$SC_WORK" "PORT=$SOAK_PORT"
+start_daemon soak "WORK=$SC_WORK" "PORT=$SOAK_PORT" "PROBE_PORT=$PROBE_PORT"
 sleep 3 # the first ticks: every source has read once
 
 # ---- sampling ----------------------------------------------------------
 # RSS (kB), fd count and threads of the daemon every SAMPLE_S, bounded by
-# the soak's length.
+# the soak's length. Each sample also fetches /metrics and /level from the
+# daemon's endpoint, as a scraper would, so that its server runs all along.
+scrape() {
+	in_srv timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9477 &&
+		printf "GET %s HTTP/1.1\r\nHost: soak\r\nConnection: close\r\n\r\n" "$1" >&3 && cat <&3' scrape "$1"
+}
+scrape /metrics | head -n 1 | grep -q ' 200 ' || fail "the daemon's /metrics does not answer: $(scrape /metrics 2>&1 | head -n 3)"
 (
 	trap 'exit 0' TERM
 	for _ in $(seq $((SOAK_SECONDS / SAMPLE_S + 120))); do
 		[ -d "/proc/$DAEMON" ] || exit 0
+		scrape /metrics >/dev/null 2>&1
+		scrape /level >/dev/null 2>&1
 		rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$DAEMON/status" 2>/dev/null) || exit 0
 		thr=$(awk '/^Threads:/ { print $2 }' "/proc/$DAEMON/status" 2>/dev/null) || exit 0
 		fds=$(find "/proc/$DAEMON/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
@@ -123,11 +141,22 @@ syn_retrans() {
 	in_cli awk '/^TcpExt:/ { if (!n) { for (i = 1; i <= NF; i++) col[$i] = i; n = 1 } else print $col["TCPSynRetrans"] }' \
 		/proc/net/netstat
 }
+# The state file, once it is our daemon's: /run/edgeshed/state.json is one
+# per host, and another daemon on the same host (another lab) rewrites it
+# too. A bounded wait; empty when it never was ours.
+our_state() {
+	local i j
+	for i in $(seq 20); do
+		j=$(jq -c --argjson p "$DAEMON" 'select(.pid == $p)' "$SC_STATE" 2>/dev/null) && [ -n "$j" ] &&
+			{ echo "$j"; return; }
+		sleep 0.05
+	done
+}
 established_on_port() { in_srv ss -Htn state established "( sport = :$SOAK_PORT )" | wc -l; }
 controller_inflight() {
-	jq -r --argjson p "$DAEMON" 'select(.pid == $p) | .signals[] | select(.name == "established") | .value // "null"' \
-		"$SC_STATE" 2>/dev/null || echo null
+	our_state | jq -r '.signals[] | select(.name == "established") | .value // "null"' 2>/dev/null || echo null
 }
+our_level() { our_state | jq -r '.level // "none"' 2>/dev/null || echo none; }
 
 # load_phase CYCLE NAME RATE SECONDS: one loadgen run and the data plane's
 # and the client kernel's counts around it, as a row of $SC_WORK/phases:
@@ -147,27 +176,26 @@ load_phase() {
 }
 
 # quiet_gap CYCLE: no load; after a second for the last connections to
-# close, the fewest of QUIET_SAMPLES readings of data plane, kernel and
-# controller, and the level, as a row of $SC_WORK/quiet:
-# cycle start_ms end_ms dp_min ss_min ctl_min diff_min level
+# close, QUIET_SAMPLES readings of data plane, kernel and controller, and
+# the level, as a row of $SC_WORK/quiet:
+# cycle start_ms end_ms dp_max ss_max ctl_max mismatches level
 quiet_gap() {
-	local c=$1 t0 dp ss ctl d dmin=999999 dpmin=999999 ssmin=999999 ctlmin=999999
+	local c=$1 t0 dp ss ctl bad=0 dpmax=0 ssmax=0 ctlmax=0
 	t0=$(now_ms)
 	sleep 1
 	for _ in $(seq "$QUIET_SAMPLES"); do
 		dp=$(dp_counts | cut -f4)
 		ss=$(established_on_port)
 		ctl=$(controller_inflight)
-		[[ "$ctl" =~ ^[0-9.]+$ ]] && ctl=${ctl%.*} || ctl=999999
-		d=$((dp - ss))
-		[ "${d#-}" -lt "${dmin#-}" ] && dmin=$d
-		[ "$dp" -lt "$dpmin" ] && dpmin=$dp
-		[ "$ss" -lt "$ssmin" ] && ssmin=$ss
-		[ "$ctl" -lt "$ctlmin" ] && ctlmin=$ctl
+		[[ "$ctl" =~ ^[0-9]+(\.0*)?$ ]] && ctl=${ctl%.*} || ctl=-1 # no reading is a mismatch
+		[ "$dp" -eq "$ss" ] && [ "$ctl" -eq "$dp" ] || bad=$((bad + 1))
+		[ "$dp" -gt "$dpmax" ] && dpmax=$dp
+		[ "$ss" -gt "$ssmax" ] && ssmax=$ss
+		[ "$ctl" -gt "$ctlmax" ] && ctlmax=$ctl
 		sleep 0.2
 	done
 	sleep "$(awk -v q="$QUIET_S" -v n="$QUIET_SAMPLES" 'BEGIN { r = q - 1 - 0.2 * n; print (r > 0 ? r : 0) }')"
-	echo "$c $t0 $(now_ms) $dpmin $ssmin $ctlmin $dmin $(daemon_level)" >>"$SC_WORK/quiet"
+	echo "$c $t0 $(now_ms) $dpmax $ssmax $ctlmax $bad $(our_level)" >>"$SC_WORK/quiet"
 }
 
 echo "soak: ${SOAK_SECONDS} s of cycles of ${OVER_S} s at ${OVER_RATE}/s (2x), ${CALM_S} s at ${CALM_RATE}/s" \
@@ -205,21 +233,21 @@ cycle_of() { # reads "epoch_ms ..." lines, prefixes each with its cycle (0: befo
 cycle_of <"$SC_WORK/samples" >"$SC_WORK/samples.c"
 rank() { case $1 in normal) echo 0 ;; elevated) echo 1 ;; high) echo 2 ;; critical) echo 3 ;; *) echo 9 ;; esac; }
 
-printf "\n%-5s %7s %7s %7s %7s %7s %7s %7s %7s %6s %5s %5s %5s %8s %5s %5s %7s\n" cycle offered ok refused \
-	decided "+retx" shed rst "lvl-chg" "d:dp" ss ctl lvl "rss kB" fdmin fdmax threads
+printf "\n%-5s %7s %7s %7s %7s %7s %7s %7s %7s %9s %5s %5s %8s %5s %5s %7s\n" cycle offered ok refused \
+	decided "+retx" shed rst "lvl-chg" "dp/ss/ctl" diff lvl "rss kB" fdmin fdmax threads
 for c in $(seq "$CYCLES"); do
 	awk -v c="$c" '$1 == c { o += $5; ok += $6; rf += $7; d += $11; sh += $12; rs += $13; rx += $14 }
 		END { printf "%-5d %7d %7d %7d %7d %7d %7d %7d ", c, o, ok, rf, d, rx, sh, rs }' "$SC_WORK/phases"
 	s=$(awk -v c="$c" '$1 == c { print $2 }' "$SC_WORK/cycle_start")
 	e=$(awk -v c="$c" '$1 == c { print $2 }' "$SC_WORK/cycle_end")
 	printf "%7d " "$(awk -v s="$s" -v e="$e" '$1 >= s && $1 <= e' "$SC_WORK/changes" | wc -l)"
-	awk -v c="$c" '$1 == c { printf "%6d %5d %5d %5s ", $7, $5, $6, substr($8, 1, 5) }' "$SC_WORK/quiet"
+	awk -v c="$c" '$1 == c { printf "%9s %5d %5s ", $4 "/" $5 "/" $6, $7, substr($8, 1, 5) }' "$SC_WORK/quiet"
 	awk -v c="$c" '$1 == c { if (!n++ || $3 > r) r = $3; if (n == 1 || $4 < fmin) fmin = $4; if ($4 > fmax) fmax = $4; t = $5 }
 		END { printf "%8d %5d %5d %7d\n", r, fmin, fmax, t }' "$SC_WORK/samples.c"
 done
-echo "(decided: data-plane decisions; +retx: SYNs the client retransmitted; d:dp: data-plane in-flight"
-echo " minus established on the port at the quiet gap, fewest of $QUIET_SAMPLES readings; ss, ctl: the fewest"
-echo " of the kernel's and the controller's in-flight over the same readings; lvl: level at its end)"
+echo "(decided: data-plane decisions; +retx: SYNs the client retransmitted; dp/ss/ctl: the highest"
+echo " in-flight count of data plane, kernel and controller over the quiet gap's $QUIET_SAMPLES readings; diff:"
+echo " readings where they differed; lvl: level at the end of the cycle)"
 
 # ---- invariants ----------------------------------------------------------
 # memory
@@ -267,21 +295,26 @@ while read -r c name _ _ offered ok refused reset timeout error decided shed rst
 		violation "counters: cycle $c $name: $reset resets and $error errors in a lossless lab"
 	}
 done <"$SC_WORK/phases"
-while read -r c _ _ dp ss ctl d _; do
-	[ "$d" -eq 0 ] && [ "$ctl" -eq "$dp" ] || {
+while read -r c _ _ dp ss ctl bad _; do
+	[ "$bad" -eq 0 ] || {
 		cnt_ok=FAIL
-		violation "counters: cycle $c quiet: data-plane in-flight $dp vs $ss established (diff $d), controller $ctl"
+		violation "counters: cycle $c quiet: $bad of $QUIET_SAMPLES readings differ (highest: data plane $dp, kernel $ss, controller $ctl)"
 	}
 done <"$SC_WORK/quiet"
 
 # levels
 lvl_ok=PASS
+excursions=0
 while read -r c name t0 t1 _; do
 	settle=$([ "$name" = over ] && echo "$SETTLE_OVER_S" || echo "$SETTLE_CALM_S")
-	n=$(awk -v a=$((t0 + settle * 1000)) -v b="$t1" '$1 >= a && $1 < b' "$SC_WORK/changes" | wc -l)
-	[ "$n" -le 1 ] || {
+	# Directions of the changes while steady (+ up, - down), in order.
+	dirs=$(awk -v a=$((t0 + settle * 1000)) -v b="$t1" '$1 >= a && $1 < b { print $2, $3 }' "$SC_WORK/changes" |
+		while read -r from to; do [ "$(rank "$to")" -gt "$(rank "$from")" ] && printf + || printf -; done)
+	turns=$(awk -v d="$dirs" 'BEGIN { n = 0; for (i = 2; i <= length(d); i++) n += substr(d, i, 1) != substr(d, i - 1, 1); print n }')
+	[ -n "$dirs" ] && excursions=$((excursions + 1))
+	[ "$turns" -le 1 ] || {
 		lvl_ok=FAIL
-		violation "levels: cycle $c $name: $n level changes while the load was steady"
+		violation "levels: cycle $c $name: the level turned $turns times while the load was steady (${dirs})"
 	}
 	if [ "$name" = over ]; then
 		# The level at the phase's end: the last change before it.
@@ -308,8 +341,10 @@ printf "%-9s %-6s %s\n" memory "$mem_ok" \
 printf "%-9s %-6s %s\n" fds "$fd_ok" "floor $fd_floor2 (cycle 2), highest later floor $fd_floor_max, highest sample $fd_max (limit floor + $FD_TRANSIENT)"
 printf "%-9s %-6s %s\n" counters "$cnt_ok" \
 	"$offered_total connections, $decided_total decisions; every phase and quiet gap exact (see the table)"
-printf "%-9s %-6s %s\n" levels "$lvl_ok" "$changes_total changes in $CYCLES cycles; at most one per steady window"
-echo "(soak of $(((($(now_ms) - T_START)) / 1000)) s; $(wc -l <"$SC_WORK/samples") samples; work folder $SC_WORK, kept with SCENARIO_KEEP=1)"
+printf "%-9s %-6s %s\n" levels "$lvl_ok" \
+	"$changes_total changes in $CYCLES cycles; $excursions steady windows with a change, none turning more than once"
+echo "(soak of $(((($(now_ms) - T_START)) / 1000)) s; $(wc -l <"$SC_WORK/samples") samples;" \
+	"SCENARIO_KEEP=1 keeps the work folder, $SC_WORK)"
 
 stop_daemon
 [ ${#FAILURES[@]} -eq 0 ] || fail "${#FAILURES[@]} invariant violation(s)"

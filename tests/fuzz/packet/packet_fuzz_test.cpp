@@ -70,8 +70,11 @@ std::string counter_name(size_t i) {
                                          "shed_rate",       "would_shed_cap", "would_shed_frac",
                                          "would_shed_rate", "fail_open",      "pass_mode_off",
                                          "rst_sent",        "rst_capped"};
-  static constexpr const char* kGlobal[] = {"unparsed", "fragment", "unprotected", "no_policy",
-                                            "rst_failed"};
+  static constexpr const char* kGlobal[] = {"unparsed",  "fragment",   "unprotected",
+                                            "no_policy", "rst_failed", "events_lost"};
+  // A counter added to abi.h must be named here before this builds.
+  static_assert(std::size(kCtr) == kClassCounters);
+  static_assert(std::size(kGlobal) == EDGESHED_NUM_GLOBAL_COUNTERS);
   if (i < kClasses * kClassCounters) {
     return std::string(kClass[i / kClassCounters]) + "." + kCtr[i % kClassCounters];
   }

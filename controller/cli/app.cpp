@@ -22,6 +22,7 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   if (const char* dir = std::getenv("EDGESHED_RUN_DIR"); dir && *dir) ctx.run_dir = dir;
   app->add_option("--run-dir", ctx.run_dir,
                   "The daemon's run directory (state, level, control socket); "
+                  "for `run`, where a config that cannot be read is reported; "
                   "env EDGESHED_RUN_DIR")
       ->capture_default_str();
   // One line: what is wrong, and where the help for it is.

@@ -31,9 +31,11 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
       } else {
         ifaces = attached_interfaces();
       }
+      const auto health = read_daemon_health(ctx.run_dir);
       if (ifaces.empty()) {
-        return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT
-                    "); start `edgeshed run --config FILE` or `edgeshed attach`");
+        return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT "); " +
+                    health["why"].get<std::string>() +
+                    "; start `edgeshed run --config FILE` or `edgeshed attach`");
       }
       // One broken interface (another ABI, a half-removed pin) must not hide
       // the others: it is shown with its error, and the exit code says so.
@@ -59,13 +61,14 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
         read_all(readings);
         for (size_t i = 0; i < readings.size(); ++i) add_rates(readings[i], first[i]);
       }
-      auto status = status_json(read_daemon_state(ctx.run_dir), readings);
+      auto status = status_json(read_daemon_state(ctx.run_dir), health, readings);
       if (args->json) {
         // One interface asked for: its object, with the daemon beside it.
         if (!args->iface.empty()) {
           if (rc != 0) return fail(args->iface + ": " + status["interfaces"][0]["error"].get<std::string>());
           auto one = status["interfaces"][0];
           one["daemon"] = status["daemon"];
+          one["daemon_health"] = status["daemon_health"];
           std::cout << one.dump(2) << "\n";
         } else {
           std::cout << status.dump(2) << "\n";

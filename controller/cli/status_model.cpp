@@ -4,7 +4,10 @@
 #include <signal.h>
 #include <time.h>
 
+#include <cctype>
+#include <cerrno>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 
 #include "cli/names.h"
@@ -46,6 +49,32 @@ std::string num(const Json& v, int precision = 3) {
   if (v.is_number()) return std::to_string(v.get<int64_t>());
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = c == '_' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The pid belongs to an edgeshed (this very binary's name), not to a process
+// that reused the pid of a daemon that died.
+bool edgeshed_alive(int pid) {
+  if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM)) return false;
+  auto comm = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string name;
+    std::getline(in, name);
+    return name;
+  };
+  return comm("/proc/" + std::to_string(pid) + "/comm") == comm("/proc/self/comm");
+}
+
+// The state letter of /proc/PID/stat: after the ")" that ends the name.
+char proc_state(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
 }
 
 std::string rate(const Json& v) { return v.is_null() ? "-" : fmt::format("{:.1f}", v.get<double>()); }
@@ -101,15 +130,24 @@ std::string describe_changes(const Json& rc) {
   return out;
 }
 
-void daemon_lines(const Json& d, std::vector<std::string>& out) {
+void daemon_lines(const Json& d, const Json& health, std::vector<std::string>& out) {
+  const std::string state = health.value("state", "");
+  const std::string why = health.value("why", "");
   if (d.is_null()) {
-    out.push_back(
-        "daemon: not running (showing the pinned data plane only: the policy below is the last "
-        "one published)");
+    const bool known = !why.empty() && state != "not_running";
+    out.push_back(fmt::format("daemon: not running{} (showing the pinned data plane only: the "
+                              "policy below is the last one published)",
+                              known ? ": " + why : ", it stopped cleanly or never started"));
     return;
   }
-  out.push_back(fmt::format("daemon: running, pid {}, config {}, metrics {}", num(d["pid"]),
-                            num(d["config"]), num(d.value("metrics", Json()))));
+  if (state.empty() || state == "running") {
+    out.push_back(fmt::format("daemon: running, pid {}, config {}, metrics {}", num(d["pid"]),
+                              num(d["config"]), num(d.value("metrics", Json()))));
+  } else {
+    // Stopped, hung or crash-looping: what follows is what it last published.
+    out.push_back(fmt::format("daemon: {}: {}; config {}, metrics {}", upper(state), why,
+                              num(d["config"]), num(d.value("metrics", Json()))));
+  }
   const int64_t held_ms = d["monotonic_ms"].get<int64_t>() - d["level_since_ms"].get<int64_t>();
   const int64_t since = realtime_ms() - d.value("state_age_ms", int64_t{0}) - held_ms;
   std::string drivers;
@@ -189,12 +227,8 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   if (fail_open) {
     j["fail_open_reason"] =
         never ? "no controller has ever published a heartbeat"
-              : fmt::format("no controller heartbeat for {} ms (timeout {} ms): the daemon is "
-                            "stopped, hung or crash-looping",
-                            age / kNsPerMs, cfg->heartbeat_timeout_ns / kNsPerMs);
-  } else if (cfg->heartbeat_timeout_ns == 0 && !never && age > 10 * 1000 * kNsPerMs) {
-    j["fail_static_note"] = fmt::format(
-        "no heartbeat for {} s; heartbeat timeout 0 (fail-static): the last policy stays", age / 1000 / kNsPerMs);
+              : fmt::format("no controller heartbeat for {} ms (timeout {} ms)", age / kNsPerMs,
+                            cfg->heartbeat_timeout_ns / kNsPerMs);
   }
   j["events_per_sec_per_cpu"] = cfg->events_per_sec_per_cpu;
   j["rst_per_sec_per_cpu"] = cfg->rst_per_sec_per_cpu;
@@ -254,26 +288,70 @@ void add_rates(InterfaceReading& after, const InterfaceReading& before) {
   after.json["rates"] = rates;
 }
 
-Json read_daemon_state(const std::string& run_dir) {
+namespace {
+
+Json read_state_file(const std::string& run_dir) {
   std::ifstream in(run_dir + "/state.json");
   if (!in) return nullptr;
   auto j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.contains("pid") || !j["pid"].is_number_integer()) return nullptr;
-  if (kill(j["pid"].get<int>(), 0) != 0) return nullptr;  // a crashed daemon's leftover
   const int64_t now_ms = static_cast<int64_t>(monotonic_ns() / kNsPerMs);
   j["state_age_ms"] = now_ms - j.value("monotonic_ms", int64_t{0});
   return j;
 }
 
-Json status_json(const Json& daemon, const std::vector<InterfaceReading>& interfaces) {
+}  // namespace
+
+Json read_daemon_state(const std::string& run_dir) {
+  Json j = read_state_file(run_dir);
+  if (j.is_null() || !edgeshed_alive(j["pid"].get<int>())) return nullptr;  // a dead daemon's leftover
+  return j;
+}
+
+DaemonFacts read_daemon_facts(const std::string& run_dir) {
+  DaemonFacts f;
+  f.now_unix_ms = realtime_ms();
+  if (Json j = read_state_file(run_dir); !j.is_null()) {
+    f.has_state = true;
+    f.pid = j["pid"].get<int>();
+    f.alive = edgeshed_alive(f.pid);
+    f.proc_state = f.alive ? proc_state(f.pid) : 0;
+    f.state_age_ms = j["state_age_ms"].get<int64_t>();
+    f.tick_ms = j.value("tick_ms", int64_t{0});
+  }
+  if (auto starts = daemon::read_start_history(run_dir)) f.starts = std::move(*starts);
+  return f;
+}
+
+Json health_json(const DaemonHealth& health) {
+  return {{"state", to_string(health.state)}, {"why", health.why}};
+}
+
+Json read_daemon_health(const std::string& run_dir) {
+  return health_json(diagnose_daemon(read_daemon_facts(run_dir)));
+}
+
+Json status_json(const Json& daemon, const Json& health, const std::vector<InterfaceReading>& interfaces) {
+  const bool deciding = health.value("state", "running") == "running";
+  const std::string why = health.value("why", "");
   Json all = Json::array();
-  for (const auto& r : interfaces) all.push_back(r.json);
-  return {{"daemon", daemon}, {"interfaces", all}};
+  for (auto j : interfaces) {
+    if (!j.json.contains("error") && !deciding) {
+      if (j.json["fail_open"].get<bool>()) {
+        j.json["fail_open_reason"] = j.json["fail_open_reason"].get<std::string>() + ": " + why;
+      } else if (j.json["heartbeat_timeout_ms"] == 0) {
+        j.json["fail_static_note"] =
+            "heartbeat timeout 0 (fail-static): the last policy published stays in force: " + why;
+      }
+    }
+    all.push_back(j.json);
+  }
+  return {{"daemon", daemon}, {"daemon_health", health}, {"interfaces", all}};
 }
 
 std::vector<std::string> status_lines(const Json& status) {
   std::vector<std::string> out;
-  daemon_lines(status["daemon"], out);
+  daemon_lines(status["daemon"], status.value("daemon_health", Json::object()), out);
   for (const auto& j : status["interfaces"]) {
     if (j.contains("error")) {
       out.push_back(fmt::format("{}: UNREADABLE: {}", num(j["iface"]), num(j["error"])));

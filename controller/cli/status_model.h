@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/daemon_health.h"
 #include "common/result.h"
 #include "edgeshed/abi.h"
 
@@ -30,12 +31,21 @@ InterfaceReading unreadable_interface(const std::string& iface, const std::strin
 // nothing when either reading is unreadable.
 void add_rates(InterfaceReading& after, const InterfaceReading& before);
 
-// The running daemon's state file, with "running" and "state_age_ms"; null
-// when no live daemon vouches for it.
+// The running daemon's state file, with "state_age_ms"; null when no live
+// daemon vouches for it.
 nlohmann::ordered_json read_daemon_state(const std::string& run_dir);
 
-// The whole status, as `status --json` prints it.
+// What the run directory and /proc say about the daemon, for diagnose_daemon.
+DaemonFacts read_daemon_facts(const std::string& run_dir);
+// {"state": "hung", "why": "..."}
+nlohmann::ordered_json health_json(const DaemonHealth& health);
+// The two above, for run_dir.
+nlohmann::ordered_json read_daemon_health(const std::string& run_dir);
+
+// The whole status, as `status --json` prints it. When the daemon is not
+// deciding, each interface's fail-open reason (or fail-static note) says why.
 nlohmann::ordered_json status_json(const nlohmann::ordered_json& daemon,
+                                   const nlohmann::ordered_json& health,
                                    const std::vector<InterfaceReading>& interfaces);
 
 // Human-readable lines of the same.

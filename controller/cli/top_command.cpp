@@ -81,7 +81,7 @@ nlohmann::ordered_json read_status(const CliContext& ctx, std::vector<InterfaceR
     now.push_back(std::move(reading));
   }
   previous = now;
-  return status_json(read_daemon_state(ctx.run_dir), now);
+  return status_json(read_daemon_state(ctx.run_dir), read_daemon_health(ctx.run_dir), now);
 }
 
 }  // namespace

@@ -54,7 +54,12 @@ bool daemon_running(const CliContext& ctx) { return !read_daemon_state(ctx.run_d
 
 int send(const CliContext& ctx, const json& request) {
   auto reply = daemon::control_request(ctx.run_dir + "/" + daemon::kControlSocketName, request);
-  if (!reply) return fail(reply.error().message);
+  if (!reply) {
+    // A stopped or hung daemon holds its socket but never answers.
+    const auto health = read_daemon_health(ctx.run_dir);
+    if (health["state"] == "running") return fail(reply.error().message);
+    return fail(reply.error().message + "; " + health["why"].get<std::string>());
+  }
   if (!reply->value("ok", false)) return fail("refused by the daemon: " + reply->value("error", "?"));
   std::cout << reply->value("message", "done") << " (in force from the daemon's next tick)\n";
   return 0;

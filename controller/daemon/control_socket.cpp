@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 namespace edgeshed::daemon {
@@ -72,6 +73,23 @@ ControlServer::~ControlServer() {
   if (fd_.valid()) unlink(path_.c_str());
 }
 
+namespace {
+
+constexpr const char* kDeadlineKey = "deadline_monotonic_ms";
+
+int64_t monotonic_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool expired(const nlohmann::json& request) {
+  const auto it = request.find(kDeadlineKey);
+  return it != request.end() && it->is_number_integer() && monotonic_ms() > it->get<int64_t>();
+}
+
+}  // namespace
+
 void ControlServer::serve_one(const Handler& handler) const {
   Fd conn(accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
   if (!conn.valid()) return;
@@ -82,7 +100,12 @@ void ControlServer::serve_one(const Handler& handler) const {
   auto request = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) {
     reply = {{"ok", false}, {"error", "malformed request: not a JSON object"}};
+  } else if (expired(request)) {
+    // Its client gave up (the daemon was stopped or busy) and reported a
+    // failure: applying it now would be a change nobody saw succeed.
+    reply = {{"ok", false}, {"error", "request expired before the daemon read it"}};
   } else {
+    request.erase(kDeadlineKey);
     reply = handler(request);
   }
   (void)send_all(conn.get(), reply.dump());
@@ -98,7 +121,9 @@ Result<nlohmann::json> control_request(const std::string& path, const nlohmann::
   if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) != 0) {
     return make_error("cannot reach the daemon at " + path + ": " + std::strerror(errno));
   }
-  if (auto s = send_all(fd.get(), request.dump()); !s) {
+  nlohmann::json timed = request;
+  timed[kDeadlineKey] = monotonic_ms() + timeout.count();
+  if (auto s = send_all(fd.get(), timed.dump()); !s) {
     return make_error("cannot send to the daemon: " + s.error().message);
   }
   auto text = receive(fd.get());

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "daemon/policy_writer.h"
+#include "daemon/start_history.h"
 #include "daemon/state_file.h"
 #include "dataplane/attach.h"
 #include "dataplane/fd.h"
@@ -74,38 +75,54 @@ sigset_t control_signals() {
 
 }  // namespace
 
-Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path) {
+Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
+                                              const std::string& fallback_run_dir) {
   const sigset_t mask = control_signals();
   pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   auto cfg = config::load_config(config_path);
-  if (!cfg) return cfg.error();
-  if (cfg->interfaces.empty()) return make_error(config_path + ": no [[interface]] configured");
-  spdlog::set_level(spdlog::level::from_str(cfg->daemon.log_level));
+  if (!cfg) {
+    // Without a config there is no run directory of its own: the failure
+    // goes where `edgeshed status` looks by default.
+    if (make_run_dir(fallback_run_dir)) (void)record_start(fallback_run_dir, cfg.error().message);
+    return cfg.error();
+  }
   std::unique_ptr<Daemon> d(new Daemon(config_path, std::move(*cfg)));  // private ctor
-  // Everything that can be refused is checked before the kernel is touched.
+  // A second daemon refused by the lock is not a start of this run directory.
   if (auto s = d->lock_and_open_run_dir(); !s) return s.error();
-  if (auto s = d->build_signals(d->config_); !s) return s.error();
-  for (const auto& iface : d->config_.interfaces) {
+  if (auto s = record_start(d->config_.daemon.run_dir); !s) spdlog::warn("{}", s.error().message);
+  if (auto s = d->start_locked(); !s) {
+    (void)record_start_failure(d->config_.daemon.run_dir, s.error().message);
+    return s.error();
+  }
+  return d;
+}
+
+Status Daemon::start_locked() {
+  if (config_.interfaces.empty()) return make_error(config_path_ + ": no [[interface]] configured");
+  spdlog::set_level(spdlog::level::from_str(config_.daemon.log_level));
+  // Everything that can be refused is checked before the kernel is touched.
+  if (auto s = build_signals(config_); !s) return s;
+  for (const auto& iface : config_.interfaces) {
     auto lock = lock_interface(iface.name);
     if (!lock) return lock.error();
-    d->interface_locks_.push_back(std::move(*lock));
+    interface_locks_.push_back(std::move(*lock));
   }
-  d->load_runtime_changes();
-  if (auto s = d->attach_all(); !s) return s.error();
-  if (d->config_.metrics.enabled) {
-    auto m = MetricsServer::start(d->config_.metrics.address, d->config_.metrics.port);
+  load_runtime_changes();
+  if (auto s = attach_all(); !s) return s;
+  if (config_.metrics.enabled) {
+    auto m = MetricsServer::start(config_.metrics.address, config_.metrics.port);
     if (!m) return m.error();
-    d->metrics_ = std::move(*m);
+    metrics_ = std::move(*m);
   }
-  d->law_ = std::make_unique<law::LevelControlLaw>(d->config_.law_config(), d->clock_);
-  d->apply_runtime_changes();
-  auto control = ControlServer::listen(d->run_path(kControlSocketName));
+  law_ = std::make_unique<law::LevelControlLaw>(config_.law_config(), clock_);
+  apply_runtime_changes();
+  auto control = ControlServer::listen(run_path(kControlSocketName));
   if (!control) return control.error();
-  d->control_.emplace(std::move(*control));
-  d->salt_ = fresh_salt();
-  d->salt_rotated_ = d->clock_.now();
-  d->level_since_ = d->clock_.now();
-  return d;
+  control_.emplace(std::move(*control));
+  salt_ = fresh_salt();
+  salt_rotated_ = clock_.now();
+  level_since_ = clock_.now();
+  return {};
 }
 
 std::string Daemon::run_path(const char* name) const {
@@ -406,7 +423,8 @@ void Daemon::tick() {
   }
   std::vector<std::string> names;
   for (const auto& iface : interfaces_) names.push_back(iface.name);
-  auto state = to_json({d, signals_->states(), now, level_since_, names, config_path_});
+  auto state = to_json({d, signals_->states(), now, level_since_, names, config_path_,
+                        config_.daemon.tick});
   state["runtime_changes"] = runtime_.describe(std::chrono::system_clock::now());
   state["metrics"] = config_.metrics.enabled ? nlohmann::ordered_json(config_.metrics.address + ":" +
                                                                       std::to_string(config_.metrics.port))
@@ -525,6 +543,7 @@ void Daemon::stop() {
   // act on the level of a daemon that no longer decides.
   std::remove(run_path(kStateFileName).c_str());
   std::remove(run_path(kLevelFileName).c_str());
+  forget_start_history(config_.daemon.run_dir);
   for (auto& iface : interfaces_) {
     if (config_.daemon.on_exit == config::OnExit::kDetach) {
       if (auto s = detach(iface.name); !s)

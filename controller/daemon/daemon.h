@@ -29,7 +29,10 @@ namespace edgeshed::daemon {
 
 class Daemon {
  public:
-  static Result<std::unique_ptr<Daemon>> start(const std::string& config_path);
+  // A start that fails is recorded in the run directory (the config's, or
+  // fallback_run_dir when the config cannot be read) for `edgeshed status`.
+  static Result<std::unique_ptr<Daemon>> start(const std::string& config_path,
+                                               const std::string& fallback_run_dir);
 
   // Ticks until SIGTERM or SIGINT; returns the exit code.
   int run();
@@ -50,6 +53,8 @@ class Daemon {
 
   Daemon(std::string config_path, config::Config config);
   Status lock_and_open_run_dir();
+  // The rest of start(), once the run directory is this daemon's.
+  Status start_locked();
   Status attach_all();
   Status apply_dataplane_settings(const config::Config& cfg);
   Status build_signals(const config::Config& cfg);

@@ -32,6 +32,7 @@ nlohmann::ordered_json to_json(const StateSnapshot& s) {
   j["pid"] = getpid();
   j["config"] = s.config_path;
   j["monotonic_ms"] = ms(s.now);
+  j["tick_ms"] = ms(s.tick);
   j["level"] = law::to_string(d.level);
   j["level_since_ms"] = ms(s.level_since);
   j["level_pinned"] = d.level_pinned;

@@ -31,6 +31,7 @@ struct StateSnapshot {
   std::chrono::nanoseconds level_since;
   std::vector<std::string> interfaces;
   std::string config_path;
+  std::chrono::nanoseconds tick{0};  // how often the file is rewritten
 };
 
 nlohmann::ordered_json to_json(const StateSnapshot& s);

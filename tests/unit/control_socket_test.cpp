@@ -69,6 +69,40 @@ TEST_F(ControlSocketTest, MalformedRequestGetsAnErrorReply) {
   EXPECT_NE(reply["error"].get<std::string>().find("malformed"), std::string::npos);
 }
 
+// A client that gave up has reported a failure: the daemon, once it reads
+// the request (after a SIGSTOP, say), must not apply it behind its back.
+TEST_F(ControlSocketTest, ARequestReadAfterItsClientGaveUpIsNotApplied) {
+  auto server = ControlServer::listen(path_);
+  ASSERT_TRUE(server);
+  auto reply = control_request(path_, {{"op", "mode"}}, std::chrono::milliseconds(100));
+  ASSERT_FALSE(reply);
+  EXPECT_NE(reply.error().message.find("no reply from the daemon"), std::string::npos);
+  bool applied = false;
+  server->serve_one([&](const nlohmann::json&) {
+    applied = true;
+    return nlohmann::json{{"ok", true}};
+  });
+  EXPECT_FALSE(applied);
+}
+
+TEST_F(ControlSocketTest, TheHandlerDoesNotSeeTheDeadline) {
+  auto server = ControlServer::listen(path_);
+  ASSERT_TRUE(server);
+  nlohmann::json seen;
+  std::thread serve([&] {
+    pollfd p{server->fd(), POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 5000), 1);
+    server->serve_one([&](const nlohmann::json& r) {
+      seen = r;
+      return nlohmann::json{{"ok", true}};
+    });
+  });
+  auto reply = control_request(path_, {{"op", "pin"}, {"level", "high"}});
+  serve.join();
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_EQ(seen, (nlohmann::json{{"op", "pin"}, {"level", "high"}}));
+}
+
 TEST_F(ControlSocketTest, NoDaemonIsAClearError) {
   auto reply = control_request(path_, {{"op", "ping"}});
   ASSERT_FALSE(reply);

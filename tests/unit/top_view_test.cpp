@@ -61,7 +61,7 @@ nlohmann::ordered_json status_with(double pressure, double normal_shed) {
                                    {"adaptive_limit", 37},
                                    {"signals", nlohmann::ordered_json::array()},
                                    {"state_age_ms", 50}};
-  return status_json(daemon, {InterfaceReading{iface, {}, 0}});
+  return status_json(daemon, nlohmann::ordered_json::object(), {InterfaceReading{iface, {}, 0}});
 }
 
 TEST(TopView, FrameHasSparklinesAndTheStatus) {

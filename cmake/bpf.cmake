@@ -2,6 +2,11 @@
 find_program(BPF_CLANG NAMES clang-14 clang REQUIRED)
 find_program(BPFTOOL bpftool PATHS /usr/sbin /sbin REQUIRED)
 
+# The repository root: the main build's, or the fuzz build's (tests/fuzz/
+# libfuzzer), which makes the skeletons the CLI it fuzzes includes.
+if(NOT EDGESHED_ROOT)
+  set(EDGESHED_ROOT ${CMAKE_SOURCE_DIR})
+endif()
 set(EDGESHED_BPF_OUT ${CMAKE_BINARY_DIR}/bpf)
 file(MAKE_DIRECTORY ${EDGESHED_BPF_OUT})
 
@@ -21,7 +26,7 @@ add_custom_target(vmlinux_h
   COMMENT "vmlinux.h from /sys/kernel/btf/vmlinux")
 
 file(GLOB EDGESHED_BPF_HEADERS CONFIGURE_DEPENDS
-     ${CMAKE_SOURCE_DIR}/bpf/*.h ${CMAKE_SOURCE_DIR}/include/edgeshed/*.h)
+     ${EDGESHED_ROOT}/bpf/*.h ${EDGESHED_ROOT}/include/edgeshed/*.h)
 
 function(edgeshed_bpf_object name src)
   set(obj ${EDGESHED_BPF_OUT}/${name}.bpf.o)
@@ -29,12 +34,12 @@ function(edgeshed_bpf_object name src)
   add_custom_command(
     OUTPUT ${obj}
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_${EDGESHED_BPF_ARCH}
-            -Wall -Werror -I${EDGESHED_BPF_OUT} -I${CMAKE_SOURCE_DIR}/include
-            -I${CMAKE_SOURCE_DIR}/bpf -c ${CMAKE_SOURCE_DIR}/${src} -o ${obj}.tmp.o
+            -Wall -Werror -I${EDGESHED_BPF_OUT} -I${EDGESHED_ROOT}/include
+            -I${EDGESHED_ROOT}/bpf -c ${EDGESHED_ROOT}/${src} -o ${obj}.tmp.o
     # bpftool gen object links and strips DWARF the kernel does not need.
     COMMAND ${BPFTOOL} gen object ${obj} ${obj}.tmp.o
     COMMAND rm -f ${obj}.tmp.o
-    DEPENDS ${CMAKE_SOURCE_DIR}/${src} ${EDGESHED_BPF_HEADERS} vmlinux_h ${VMLINUX_H}
+    DEPENDS ${EDGESHED_ROOT}/${src} ${EDGESHED_BPF_HEADERS} vmlinux_h ${VMLINUX_H}
     COMMENT "BPF ${src}")
   add_custom_command(
     OUTPUT ${skel}

@@ -1,12 +1,34 @@
 #include "cli/app.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <string_view>
 
 namespace edgeshed {
 
 constexpr int kUsageError = 2;
+
+namespace {
+
+// Errors quote the arguments they refuse: control characters in them are
+// escaped, so that the message stays one line and cannot drive the terminal.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 CLI::Option* CliContext::choose(CLI::Option* opt, std::vector<std::string> values) {
   opt->check(CLI::IsMember(values));
@@ -33,7 +55,7 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
       a = subs.empty() ? nullptr : subs.front();
       if (a) where += " " + a->get_name();
     }
-    return "edgeshed: " + std::string(e.what()) + " (see `" + where + " --help`)\n";
+    return "edgeshed: " + printable(e.what()) + " (see `" + printable(where) + " --help`)\n";
   });
 
   add_attach_command(*app, ctx);

@@ -8,9 +8,6 @@
 namespace edgeshed {
 namespace {
 
-constexpr std::array<std::string_view, EDGESHED_NUM_CLASSES> kClasses = {"critical", "normal",
-                                                                         "background"};
-constexpr std::array<std::string_view, EDGESHED_NUM_MODES> kModes = {"off", "observe", "enforce"};
 constexpr std::array<std::string_view, EDGESHED_NUM_ACTIONS> kActions = {"drop", "rst"};
 constexpr std::array<std::string_view, EDGESHED_NUM_DRAWS> kDraws = {"source_hash", "random"};
 constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {

@@ -49,6 +49,24 @@ std::vector<std::vector<std::string>> all_command_paths() {
   return out;
 }
 
+// Found by the cli_args fuzzer: an argument with a newline made the
+// message two lines; an escape sequence could have driven the terminal.
+TEST(Cli, ControlCharactersOfAnArgumentAreEscapedInTheError) {
+  auto o = run({"status", "eth0\nFAKE: all good", "\x1b[2J"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << o.err;
+  EXPECT_EQ(o.err.find('\x1b'), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("eth0\\nFAKE: all good"), std::string::npos) << o.err;
+}
+
+// Found by the cli_args fuzzer: the completion command's argument was
+// written into freed memory (AddressSanitizer: heap-use-after-free).
+TEST(Cli, CompletionParsesItsShellArgument) {
+  auto o = run({"completion", "bash"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("complete -F _edgeshed edgeshed"), std::string::npos);
+}
+
 TEST(Cli, HelpOnEverySubcommand) {
   auto paths = all_command_paths();
   EXPECT_GE(paths.size(), 20u);

@@ -3,14 +3,7 @@
 # tests/fuzz/regressions/<name>/. Read by the fuzz build (CMakeLists.txt
 # here, clang) and by the main build, which makes a ctest case
 # fuzz.<name> of each and runs them in `make fuzz`.
-#
-# Hook for the CLI arguments target (issue #8, once the CLI refactor has
-# landed): write cli_args_fuzz.cpp here, splitting the input at NUL bytes
-# into an argv and handing it to the CLI's argument parsing (without running
-# the command); add cli_args to the list below and its sources to
-# EDGESHED_FUZZ_SOURCES_cli_args; put a few argument vectors (NUL-separated)
-# in tests/fuzz/corpus/cli_args/. Nothing else needs to change.
-set(EDGESHED_FUZZ_TARGETS config prometheus_text psi netstat)
+set(EDGESHED_FUZZ_TARGETS config prometheus_text psi netstat cli_args)
 
 # Sources of the code under test each target links, beyond the core below
 # (paths from the repository root). Targets not listed link the core only.
@@ -29,4 +22,13 @@ set(EDGESHED_FUZZ_CORE_SOURCES
 file(GLOB EDGESHED_FUZZ_LAW_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
      ${EDGESHED_SOURCE_DIR}/controller/law/*.cpp)
 list(APPEND EDGESHED_FUZZ_CORE_SOURCES ${EDGESHED_FUZZ_LAW_SOURCES})
-# set(EDGESHED_FUZZ_SOURCES_cli_args controller/cli/....cpp)
+
+# The CLI's parser is built by the command files, whose callbacks name every
+# part of the program, so cli_args links all of the userspace but main.cpp
+# (nothing of it but parsing runs). EDGESHED_FUZZ_WHOLE_PROGRAM tells the
+# fuzz build to make the skeletons and find the libraries that needs.
+file(GLOB EDGESHED_FUZZ_SOURCES_cli_args RELATIVE ${EDGESHED_SOURCE_DIR}
+     ${EDGESHED_SOURCE_DIR}/controller/cli/*.cpp ${EDGESHED_SOURCE_DIR}/controller/daemon/*.cpp
+     ${EDGESHED_SOURCE_DIR}/controller/dataplane/*.cpp ${EDGESHED_SOURCE_DIR}/controller/signals/*.cpp)
+list(REMOVE_ITEM EDGESHED_FUZZ_SOURCES_cli_args controller/cli/main.cpp ${EDGESHED_FUZZ_CORE_SOURCES})
+set(EDGESHED_FUZZ_WHOLE_PROGRAM cli_args)

@@ -110,10 +110,9 @@ zero during the floods, which shows that no receive work escapes these
 threads.
 
 **Ports.** The benchmarks that cap in-flight connections (3 and 4) serve on
-port 18080 (`SVC_PORT`), not 80: edgeshed's tracker counts the established
-connections of a protected port in every network namespace of the host, so
-another lab's port-80 traffic (a test running on the same host) would count
-against this lab's cap.
+port 18080 (`SVC_PORT`), away from the port 80 of the tests. The in-flight
+tracker counts only the connections of the attached interface's network
+namespace, so another lab on the same host cannot count against the cap.
 
 **What the veth cannot show.** On a NIC with native XDP, the driver runs the
 program on the raw frame, before any skb exists; every other hook (TC,

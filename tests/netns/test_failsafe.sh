@@ -15,6 +15,7 @@
 #      force (still refused), status says fail-static and why.
 #   6. every signal stale: all_stale = hold keeps refusing, fail_open
 #      admits; status says so.
+# And first: the modes of the pins, locks, socket and run files.
 source "$(dirname "$0")/lib.sh"
 
 lab_up
@@ -96,6 +97,19 @@ start_daemon
 es pin critical >/dev/null
 wait_for "refusals at level critical" outcome_is refused
 pass "pinned critical: new connections refused"
+
+# Root only: pins, locks, the socket and what the daemon keeps; the level
+# file is for the protected service to read, and so is status's state.
+modes() { for f in "$@"; do echo "$(stat -c %a "$f") ${f#"$run_dir/"}"; done; }
+pin_dir=/sys/fs/bpf/edgeshed/$SRV_IF
+bad=$( {
+	modes /sys/fs/bpf/edgeshed "$pin_dir" | grep -v '^700 '
+	modes "$pin_dir"/* | grep -v '^600 '
+	modes "$run_dir"/{daemon.lock,control.sock,runtime.json,starts.json} | grep -v '^600 '
+	modes "$run_dir"/{level,state.json} | grep -v '^644 '
+} || true)
+[ -z "$bad" ] || fail "modes: $bad"
+pass "modes: pin dirs 700, $(ls "$pin_dir" | wc -l) pins 600, lock, socket, runtime and starts 600, level and state 644"
 
 # 1. SIGSTOP: alive, not ticking.
 kill -STOP "$DAEMON"

@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "accept_queue.skel.h"
 #include "dataplane/errno_message.h"
 #include "dataplane/fd.h"
+#include "dataplane/listen_queues.h"
 #include "edgeshed/abi.h"
 
 namespace edgeshed {
@@ -36,6 +38,12 @@ Result<AcceptQueueReader> AcceptQueueReader::open(int ports_fd, int sk_state_fd)
   }
   r.link_.reset(bpf_program__attach_iter(r.skel_->progs.edgeshed_accept_queue, nullptr));
   if (!r.link_) return make_error("cannot attach the accept-queue iterator: " + errno_text(errno));
+  r.ports_fd_ = bpf_map__fd(r.skel_->maps.es_ports);
+  if (auto probe = read_listen_queues(); !probe) {
+    r.use_diag_ = false;
+    spdlog::warn("accept queues: {} (is tcp_diag available?); every tick walks all TCP sockets",
+                 probe.error().message);
+  }
   return r;
 }
 
@@ -49,6 +57,26 @@ Result<AcceptQueueReader> AcceptQueueReader::open_pinned(const std::string& pin_
 }
 
 Result<signals::QueueSnapshot> AcceptQueueReader::read() const {
+  if (!use_diag_) return walk();
+  auto listeners = read_listen_queues();
+  if (!listeners) return listeners.error();
+  signals::QueueSnapshot snapshot;
+  bool waiting = false;
+  for (const auto& l : *listeners) {
+    __u32 key = l.port;
+    edgeshed_port value{};
+    if (bpf_map_lookup_elem(ports_fd_, &key, &value) != 0 || !value.protected_port) continue;
+    auto& q = snapshot[l.port];
+    q.depth += l.depth;
+    q.max_depth += l.max_depth;
+    waiting = waiting || l.depth > 0;
+  }
+  // Empty queues: nothing waits, so there is no sojourn to measure.
+  return waiting ? walk() : snapshot;
+}
+
+Result<signals::QueueSnapshot> AcceptQueueReader::walk() const {
+  ++walks_;
   Fd iter(bpf_iter_create(bpf_link__fd(link_.get())));
   if (!iter.valid()) return make_error("cannot start the accept-queue walk: " + errno_text(errno));
   signals::QueueSnapshot snapshot;

@@ -2,6 +2,7 @@
 // plane's port and socket-state maps, and sums its records per port.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -19,11 +20,18 @@ class AcceptQueueReader {
   static Result<AcceptQueueReader> open(int ports_fd, int sk_state_fd);
   static Result<AcceptQueueReader> open_pinned(const std::string& pin_dir);
 
-  // One walk over the host's TCP sockets: its cost grows with their number
-  // (make bench-controller measures the daemon with it).
+  // The listeners' queues from sock_diag; only when one of a protected port
+  // holds connections, a walk over the namespace's TCP sockets for their
+  // sojourn. The walk visits every bucket of the established hash, which
+  // costs most of the daemon's tick on an idle host (make bench-controller).
   Result<signals::QueueSnapshot> read() const;
 
+  // How many reads needed the walk.
+  uint64_t walks() const { return walks_; }
+
  private:
+  Result<signals::QueueSnapshot> walk() const;
+
   struct SkeletonDeleter {
     void operator()(accept_queue_bpf* s) const;
   };
@@ -32,6 +40,9 @@ class AcceptQueueReader {
   };
   std::unique_ptr<accept_queue_bpf, SkeletonDeleter> skel_;
   std::unique_ptr<bpf_link, LinkDeleter> link_;
+  int ports_fd_ = -1;      // the skeleton's es_ports, owned by skel_
+  bool use_diag_ = true;   // false where sock_diag fails: every read walks
+  mutable uint64_t walks_ = 0;
 };
 
 }  // namespace edgeshed

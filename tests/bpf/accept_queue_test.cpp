@@ -122,6 +122,22 @@ TEST_F(AcceptQueueTest, BackToZeroAfterAccept) {
   EXPECT_EQ(q.oldest_ns, 0u);
 }
 
+// The walk over every TCP socket is the daemon's largest cost per tick: it
+// runs only when a protected listener's queue holds a connection.
+TEST_F(AcceptQueueTest, AnEmptyQueueNeedsNoWalk) {
+  const uint64_t before = reader_->walks();
+  auto q = queue();
+  EXPECT_EQ(q.max_depth, static_cast<uint32_t>(kBacklog));
+  EXPECT_EQ(reader_->walks(), before);
+  connect_clients(2);
+  std::this_thread::sleep_for(20ms);
+  q = queue();
+  EXPECT_EQ(q.depth, 2u);
+  EXPECT_EQ(q.waiting, 2u);
+  EXPECT_GT(q.oldest_ns, 0u);
+  EXPECT_EQ(reader_->walks(), before + 1);
+}
+
 TEST_F(AcceptQueueTest, UnprotectedPortsAreNotReported) {
   ASSERT_TRUE(dp_.maps().set_ports({}));
   connect_clients(2);

@@ -1,0 +1,75 @@
+#include "dataplane/listen_queues.h"
+
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+
+#include "dataplane/errno_message.h"
+#include "dataplane/fd.h"
+
+namespace edgeshed {
+namespace {
+
+constexpr uint32_t kTcpListen = 10;  // TCP_LISTEN of the kernel's tcp_states.h
+constexpr size_t kReceiveBuffer = 32 * 1024;
+
+Status dump_family(int fd, uint8_t family, std::vector<ListenQueue>& out) {
+  struct {
+    nlmsghdr nlh;
+    inet_diag_req_v2 req;
+  } msg{};
+  msg.nlh.nlmsg_len = sizeof(msg);
+  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.req.sdiag_family = family;
+  msg.req.sdiag_protocol = IPPROTO_TCP;
+  msg.req.idiag_states = 1u << kTcpListen;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (sendto(fd, &msg, sizeof(msg), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel)) < 0) {
+    return make_error("sock_diag request: " + errno_text(errno));
+  }
+  alignas(nlmsghdr) std::array<char, kReceiveBuffer> buf;
+  for (;;) {
+    ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error("sock_diag reply: " + errno_text(errno));
+    if (n == 0) return make_error("sock_diag reply: the kernel closed the socket");
+    int len = static_cast<int>(n);
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+      if (h->nlmsg_type == NLMSG_DONE) return {};
+      if (h->nlmsg_type == NLMSG_ERROR) {
+        const auto* err = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
+        const int code = h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)) ? -err->error : EIO;
+        return make_error("sock_diag: " + errno_text(code));
+      }
+      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+        continue;
+      }
+      const auto* d = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
+      // For a listener the kernel reports the accept queue as rqueue and
+      // the backlog limit as wqueue (tcp_diag_get_info).
+      out.push_back({ntohs(d->id.idiag_sport), d->idiag_rqueue, d->idiag_wqueue});
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<ListenQueue>> read_listen_queues() {
+  Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+  if (!fd.valid()) return make_error("sock_diag socket: " + errno_text(errno));
+  std::vector<ListenQueue> out;
+  for (uint8_t family : {AF_INET, AF_INET6}) {
+    if (auto s = dump_family(fd.get(), family, out); !s) return s.error();
+  }
+  return out;
+}
+
+}  // namespace edgeshed

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
+#include "common/loopback.h"
 #include "dataplane/fd.h"
 #include "edgeshed.skel.h"
 
@@ -24,42 +25,6 @@ using namespace std::chrono_literals;
 struct LinkDeleter {
   void operator()(bpf_link* l) const { bpf_link__destroy(l); }
 };
-
-// A listener on an ephemeral loopback port, v4 or dual-stack v6.
-Fd listen_on_loopback(int family, uint16_t* port) {
-  Fd fd(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_storage ss{};
-  socklen_t len;
-  if (family == AF_INET) {
-    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-    a->sin_family = AF_INET;
-    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    len = sizeof(*a);
-  } else {
-    int off = 0;
-    setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    a->sin6_family = AF_INET6;
-    a->sin6_addr = in6addr_any;
-    len = sizeof(*a);
-  }
-  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len), 0);
-  EXPECT_EQ(listen(fd.get(), 64), 0);
-  EXPECT_EQ(getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len), 0);
-  *port = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
-                                  : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-  return fd;
-}
-
-Fd connect_v4(uint16_t port) {
-  Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  return fd;
-}
 
 class TrackerTest : public ::testing::Test {
  protected:
@@ -96,7 +61,7 @@ TEST_F(TrackerTest, CountsQueuedAndAcceptedAndReturnsToZero) {
   protect(port, EDGESHED_CLASS_NORMAL);
 
   std::vector<Fd> clients;
-  for (int i = 0; i < 6; ++i) clients.push_back(connect_v4(port));
+  for (int i = 0; i < 6; ++i) clients.push_back(connect_loopback(AF_INET, port));
   expect_counts(port, EDGESHED_CLASS_NORMAL, 6);  // all in the accept queue
 
   std::vector<Fd> accepted;
@@ -119,7 +84,7 @@ TEST_F(TrackerTest, CountsQueuedAndAcceptedAndReturnsToZero) {
 TEST_F(TrackerTest, UnprotectedPortsAreNotCounted) {
   uint16_t port;
   Fd listener = listen_on_loopback(AF_INET, &port);
-  Fd client = connect_v4(port);
+  Fd client = connect_loopback(AF_INET, port);
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(dp_.maps().read_inflight_port(port).value(), 0u);
   auto classes = dp_.maps().read_inflight_classes().value();
@@ -134,7 +99,7 @@ TEST_F(TrackerTest, SourcePrefixClassAndDualStackListener) {
                                     EDGESHED_CLASS_CRITICAL));
 
   std::vector<Fd> clients;
-  for (int i = 0; i < 4; ++i) clients.push_back(connect_v4(port));
+  for (int i = 0; i < 4; ++i) clients.push_back(connect_loopback(AF_INET, port));
   expect_counts(port, EDGESHED_CLASS_CRITICAL, 4);
   EXPECT_EQ(dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
 
@@ -151,7 +116,7 @@ TEST_F(TrackerTest, ManyShortConnectionsLeaveNoCount) {
   Fd listener = listen_on_loopback(AF_INET, &port);
   protect(port, EDGESHED_CLASS_NORMAL);
   for (int i = 0; i < 200; ++i) {
-    Fd client = connect_v4(port);
+    Fd client = connect_loopback(AF_INET, port);
     Fd server(accept(listener.get(), nullptr, nullptr));
     if (i % 2) client.reset();  // alternate who closes first
   }

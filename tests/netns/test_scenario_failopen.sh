@@ -10,7 +10,12 @@ source "$(dirname "$0")/scenario_lib.sh"
 
 # "LINK_ID PROG_ID" of the pinned XDP link.
 xdp_link() { bpftool link show pinned "/sys/fs/bpf/edgeshed/$SRV_IF/xdp_link" | head -1 | awk '{ print $1 + 0, $4 }'; }
-attached() { in_srv bpftool net show dev "$SRV_IF" | grep -q 'generic id [0-9]'; }
+# Captured first: with pipefail, grep -q quitting at the first match can
+# kill bpftool with SIGPIPE mid-output, and the pipeline then reads false.
+attached() {
+	local out
+	out=$(in_srv bpftool net show dev "$SRV_IF") && grep -q 'generic id [0-9]' <<<"$out"
+}
 
 scenario_up
 start_refserver

@@ -41,8 +41,14 @@ Status dump_family(int fd, uint8_t family, std::vector<ListenQueue>& out) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return make_error("sock_diag reply: " + errno_text(errno));
     if (n == 0) return make_error("sock_diag reply: the kernel closed the socket");
-    int len = static_cast<int>(n);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+    // Each message bounded by what was received, before it is read.
+    const size_t total = static_cast<size_t>(n);
+    for (size_t off = 0; off + sizeof(nlmsghdr) <= total;) {
+      const auto* h = reinterpret_cast<const nlmsghdr*>(buf.data() + off);
+      if (h->nlmsg_len < sizeof(nlmsghdr) || h->nlmsg_len > total - off) {
+        return make_error("sock_diag reply: a message overruns the datagram");
+      }
+      off += NLMSG_ALIGN(h->nlmsg_len);
       if (h->nlmsg_type == NLMSG_DONE) return {};
       if (h->nlmsg_type == NLMSG_ERROR) {
         const auto* err = static_cast<const nlmsgerr*>(NLMSG_DATA(h));

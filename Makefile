@@ -14,7 +14,7 @@ endif
 
 .PHONY: all deps configure install test test-unit demo bench bench-tools bench-dataplane \
 	bench-synflood bench-refusal bench-overload bench-controller bench-report clean format \
-	fuzz soak
+	fuzz soak lint
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -140,8 +140,14 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) EDGESHED=$(BUILD)/edgeshed TCP_TOOL=$(BUILD)/tcp_tool \
 		REFSERVER=$(BUILD)/refserver LOADGEN=$(BUILD)/loadgen bash tests/netns/soak.sh
 
+# clang-tidy and cppcheck on the userspace C++ and clang-tidy on the BPF C,
+# in a build folder of their own; any finding fails (scripts/lint.sh).
+LINT_BUILD ?= build-lint
+lint: deps
+	JOBS=$(JOBS) bash scripts/lint.sh $(LINT_BUILD)
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' | grep -v '^bpf/')
 
 clean:
-	rm -rf build build-sanitize
+	rm -rf build build-sanitize build-lint

@@ -1,8 +1,8 @@
 #include "cli/status_model.h"
 
 #include <fmt/format.h>
-#include <signal.h>
-#include <time.h>
+#include <csignal>
+#include <ctime>
 
 #include <filesystem>
 #include <fstream>
@@ -36,7 +36,7 @@ std::string clock_time(int64_t unix_ms) {
   tm local{};
   localtime_r(&t, &local);
   char buf[16];
-  strftime(buf, sizeof(buf), "%H:%M:%S", &local);
+  if (strftime(buf, sizeof(buf), "%H:%M:%S", &local) == 0) return "--:--:--";
   return buf;
 }
 
@@ -103,7 +103,7 @@ std::string describe_changes(const Json& rc) {
 
 void daemon_lines(const Json& d, std::vector<std::string>& out) {
   if (d.is_null()) {
-    out.push_back(
+    out.emplace_back(
         "daemon: not running (showing the pinned data plane only: the policy below is the last "
         "one published)");
     return;
@@ -121,10 +121,10 @@ void daemon_lines(const Json& d, std::vector<std::string>& out) {
                             drivers.empty() ? "none" : drivers, num(d["mode"]),
                             num(d["adaptive_limit"])));
   if (d.value("fail_open", false)) {
-    out.push_back(
+    out.emplace_back(
         "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");
   } else if (d.value("all_stale", false)) {
-    out.push_back("  every signal is stale: holding the last level (all_stale = hold)");
+    out.emplace_back("  every signal is stale: holding the last level (all_stale = hold)");
   }
   out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}", "signal", "kind", "value",
                             "target", "pressure", "age"));
@@ -192,7 +192,7 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
               : fmt::format("no controller heartbeat for {} ms (timeout {} ms): the daemon is "
                             "stopped, hung or crash-looping",
                             age / kNsPerMs, cfg->heartbeat_timeout_ns / kNsPerMs);
-  } else if (cfg->heartbeat_timeout_ns == 0 && !never && age > 10 * 1000 * kNsPerMs) {
+  } else if (cfg->heartbeat_timeout_ns == 0 && !never && age > 10'000 * kNsPerMs) {
     j["fail_static_note"] = fmt::format(
         "no heartbeat for {} s; heartbeat timeout 0 (fail-static): the last policy stays", age / 1000 / kNsPerMs);
   }

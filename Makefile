@@ -14,7 +14,7 @@ endif
 
 .PHONY: all deps configure install test test-unit demo bench bench-tools bench-dataplane \
 	bench-synflood bench-refusal bench-overload bench-controller bench-report clean format \
-	fuzz soak
+	fuzz soak lint
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -32,9 +32,24 @@ configure:
 
 # The whole suite: unit, data plane (BPF_PROG_TEST_RUN) and namespace tests.
 # Installs what it needs first, so it works on a fresh machine.
+#
+# With SANITIZE=1, only the unit and data-plane tests, built with ASan and
+# UBSan: these run our C++ on the inputs the tests craft, and the first report
+# fails the test. The namespace, deploy, fuzz and benchmark cases drive the
+# binaries from the outside with timings of their own; under the sanitizers'
+# slowdown they would test the timing, and `make fuzz` has its own ASan build.
+SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+ifeq ($(SANITIZE),1)
+test: deps
+	$(MAKE) configure
+	$(SANITIZER_ENV) cmake --build $(BUILD) -j $(JOBS) --target unit_tests bpf_tests
+	cd $(BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -R '^(unit|bpf)\.'
+else
 test: deps
 	$(MAKE) all
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
+endif
 
 test-unit: all
 	cd $(BUILD) && ctest --output-on-failure -R '^unit\.'
@@ -125,8 +140,14 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) EDGESHED=$(BUILD)/edgeshed TCP_TOOL=$(BUILD)/tcp_tool \
 		REFSERVER=$(BUILD)/refserver LOADGEN=$(BUILD)/loadgen bash tests/netns/soak.sh
 
+# clang-tidy and cppcheck on the userspace C++ and clang-tidy on the BPF C,
+# in a build folder of their own; any finding fails (scripts/lint.sh).
+LINT_BUILD ?= build-lint
+lint: deps
+	JOBS=$(JOBS) bash scripts/lint.sh $(LINT_BUILD)
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' | grep -v '^bpf/')
 
 clean:
-	rm -rf build build-sanitize
+	rm -rf build build-sanitize build-lint

@@ -22,6 +22,8 @@ packages=(
 	groff-base man-db systemd python3 python3-yaml python3-kubernetes
 	# fuzzing: libFuzzer and the sanitizer runtimes of clang 14
 	libclang-rt-14-dev
+	# make lint
+	clang-tidy cppcheck
 	# demo and benchmark plots
 	gnuplot-nox
 	# benchmarks: the alternatives to edgeshed, and tools of the lab.

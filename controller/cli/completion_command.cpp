@@ -79,7 +79,8 @@ void add_completion_command(CLI::App& app, CliContext& ctx) {
       "completion", "Print the shell completion script (eval \"$(edgeshed completion bash)\")");
   ctx.choose(cmd->add_option("SHELL", *shell, "bash")->required(), {"bash"});
   CLI::App* root = &app;
-  // The option writes into *shell at parse time: the callback keeps it alive.
+  // The callback holds shell: the parse writes the argument into it after
+  // this function has returned (bash is the only choice, so it is not read).
   cmd->callback([root, &ctx, shell] {
     ctx.run = [root, &ctx] {
       std::ostringstream out;

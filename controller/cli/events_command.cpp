@@ -1,8 +1,9 @@
 // events: sampled shed decisions as they happen, from each interface's ring.
 #include <arpa/inet.h>
-#include <time.h>
+#include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -37,10 +38,8 @@ std::string utc_time(int64_t unix_ns) {
   tm t{};
   gmtime_r(&secs, &t);
   char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &t);
-  char out[48];
-  snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>((unix_ns / 1000000) % 1000));
-  return out;
+  if (strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &t) == 0) return std::to_string(unix_ns);
+  return fmt::format("{}.{:03d}Z", buf, (unix_ns / 1000000) % 1000);
 }
 
 }  // namespace
@@ -60,7 +59,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-n,--count", args->count, "Stop after this many events");
   cmd->add_option("--duration", args->duration, "Stop after this long (e.g. 30s)")
       ->check(CLI::Validator(
-          [](std::string& t) -> std::string {
+          [](const std::string& t) -> std::string {
             auto d = config::parse_duration(t);
             return d ? "" : "duration '" + t + "': " + d.error().message;
           },

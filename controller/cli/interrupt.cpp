@@ -7,7 +7,7 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int /*signo*/) { g_interrupted = 1; }
 
 }  // namespace
 

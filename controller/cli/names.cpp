@@ -30,7 +30,8 @@ std::optional<uint32_t> find(const std::array<std::string_view, N>& names, std::
 
 template <size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names, uint64_t i) {
-  return i < N ? names[i] : "unknown";
+  if (i < N) return names[i];
+  return "unknown";
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "cli/status_model.h"
 
 #include <fmt/format.h>
-#include <signal.h>
-#include <time.h>
+#include <csignal>
+#include <ctime>
 
 #include <cctype>
 #include <cerrno>
@@ -39,7 +39,7 @@ std::string clock_time(int64_t unix_ms) {
   tm local{};
   localtime_r(&t, &local);
   char buf[16];
-  strftime(buf, sizeof(buf), "%H:%M:%S", &local);
+  if (strftime(buf, sizeof(buf), "%H:%M:%S", &local) == 0) return "--:--:--";
   return buf;
 }
 
@@ -159,10 +159,10 @@ void daemon_lines(const Json& d, const Json& health, std::vector<std::string>& o
                             drivers.empty() ? "none" : drivers, num(d["mode"]),
                             num(d["adaptive_limit"])));
   if (d.value("fail_open", false)) {
-    out.push_back(
+    out.emplace_back(
         "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");
   } else if (d.value("all_stale", false)) {
-    out.push_back("  every signal is stale: holding the last level (all_stale = hold)");
+    out.emplace_back("  every signal is stale: holding the last level (all_stale = hold)");
   }
   out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}", "signal", "kind", "value",
                             "target", "pressure", "age"));

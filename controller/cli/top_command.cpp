@@ -3,10 +3,10 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <iostream>
 #include <optional>
 
@@ -54,7 +54,7 @@ std::string now_text() {
   tm local{};
   localtime_r(&t, &local);
   char buf[16];
-  strftime(buf, sizeof(buf), "%H:%M:%S", &local);
+  if (strftime(buf, sizeof(buf), "%H:%M:%S", &local) == 0) return "--:--:--";
   return buf;
 }
 

@@ -29,7 +29,7 @@ std::string sparkline(const std::deque<double>& values, size_t width, double flo
   std::string out(width - std::min(width, values.size() - first), ' ');
   for (size_t i = first; i < values.size(); ++i) {
     double v = std::isfinite(values[i]) ? std::max(0.0, values[i]) : 0.0;
-    size_t idx = top > 0 ? static_cast<size_t>(v / top * (kNumBlocks - 1) + 0.5) : 0;
+    size_t idx = top > 0 ? static_cast<size_t>(std::lround(v / top * (kNumBlocks - 1))) : 0;
     out += kBlocks[std::min(idx, kNumBlocks - 1)];
   }
   return out;
@@ -56,7 +56,7 @@ std::vector<std::string> top_frame(const nlohmann::ordered_json& status, const T
   std::vector<std::string> out;
   out.push_back(fmt::format("edgeshed top  {}  refresh {:g} s  (q or Ctrl-C to quit)", clock,
                             interval_s));
-  out.push_back("");
+  out.emplace_back();
   auto last = [](const std::deque<double>& d) { return d.empty() ? 0.0 : d.back(); };
   auto peak = [](const std::deque<double>& d) {
     return d.empty() ? 0.0 : *std::max_element(d.begin(), d.end());
@@ -73,7 +73,7 @@ std::vector<std::string> top_frame(const nlohmann::ordered_json& status, const T
                               "shed/s " + std::string(class_name(c)), sparkline(s, w, 1.0), last(s),
                               peak(s)));
   }
-  out.push_back("");
+  out.emplace_back();
   for (auto& line : status_lines(status)) out.push_back(std::move(line));
   return out;
 }

@@ -24,7 +24,7 @@ const std::vector<std::string> kClasses = {"critical", "normal", "background"};
 
 CLI::Validator duration_validator() {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [](const std::string& text) -> std::string {
         auto d = config::parse_duration(text);
         if (!d) return "duration '" + text + "': " + d.error().message;
         if (d->count() <= 0) return "duration must be over 0";

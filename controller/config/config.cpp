@@ -383,7 +383,7 @@ bool parse_policy_rule(TableReader& reader, law::PolicyRule& rule) {
       valid = false;
     }
   }
-  const std::string not_shed = "action = \"admit\", \"fraction\" or \"cap\"";
+  const std::string not_shed = R"(action = "admit", "fraction" or "cap")";
   if (only_with("tokens_per_sec", !is_shed, not_shed)) {
     if (!reader.integer("tokens_per_sec", parsed.tokens_per_sec, 1, kMaxRate)) {
       valid = valid && !reader.source_table().contains("tokens_per_sec");
@@ -626,7 +626,7 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
   for (const auto& [key, node] : reader.source_table()) {
     static const std::set<std::string_view> kCommon = {"name", "kind", "target", "hard_safety",
                                                        "stale_after"};
-    if (kCommon.count(key.str()) != 0) continue;
+    if (kCommon.contains(key.str())) continue;
     if (open_kind) reader.allow(key.str());
     signal.params.insert(key, node);
     signal.param_positions.emplace(key.str(), key.source().begin);

@@ -254,7 +254,7 @@ const toml::array* TableReader::array_of_tables(std::string_view key) {
 
 void TableReader::reject_unknown_keys() {
   for (const auto& [key, node] : table_) {
-    if (known_.count(key.str()) != 0) continue;
+    if (known_.contains(key.str())) continue;
     std::string message = "unknown key \"" + path_of(key.str()) + "\"";
     const std::string* closest = nullptr;
     std::size_t closest_distance = 3;  // suggest only near misses

@@ -13,7 +13,7 @@
 namespace edgeshed::daemon {
 namespace {
 
-constexpr size_t kMaxMessage = 64 * 1024;
+constexpr size_t kMaxMessage = size_t{64} * 1024;
 constexpr auto kServeTimeout = std::chrono::milliseconds(500);
 
 Result<sockaddr_un> address_of(const std::string& path) {

@@ -153,7 +153,7 @@ void Daemon::load_runtime_changes() {
   if (!changes) {
     // Kept for the operator to read; starting without them is safer than
     // not starting at all.
-    std::rename(path.c_str(), (path + ".invalid").c_str());
+    (void)std::rename(path.c_str(), (path + ".invalid").c_str());
     spdlog::error("runtime changes in {} ignored ({}); moved to {}.invalid", path,
                   changes.error().message, path);
     return;
@@ -171,7 +171,10 @@ void Daemon::load_runtime_changes() {
 void Daemon::save_runtime_changes() {
   const std::string path = run_path(kRuntimeFileName);
   if (runtime_.empty()) {
-    std::remove(path.c_str());
+    if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
+      spdlog::error("cannot remove {} ({}): a restart would bring back the cleared changes", path,
+                    std::strerror(errno));
+    }
     return;
   }
   if (auto s = write_file_atomically(path, runtime_.to_json().dump(1) + "\n", 0600); !s) {
@@ -541,8 +544,8 @@ void Daemon::stop() {
   notifier_.stopping();
   // Status must not show a stopped daemon as running, and a service must not
   // act on the level of a daemon that no longer decides.
-  std::remove(run_path(kStateFileName).c_str());
-  std::remove(run_path(kLevelFileName).c_str());
+  (void)std::remove(run_path(kStateFileName).c_str());  // absent already is as good
+  (void)std::remove(run_path(kLevelFileName).c_str());
   forget_start_history(config_.daemon.run_dir);
   for (auto& iface : interfaces_) {
     if (config_.daemon.on_exit == config::OnExit::kDetach) {

@@ -51,7 +51,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
     }
     res.set_content(std::string(law::to_string(snap->level)) + "\n", "text/plain");
   });
-  if (!srv.bind_to_port(address.c_str(), port)) {
+  if (!srv.bind_to_port(address, port)) {
     return make_error("cannot listen for metrics on " + address + ":" + std::to_string(port) +
                       " (port in use? set [metrics] listen, or \"off\")");
   }

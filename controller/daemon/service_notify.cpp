@@ -1,7 +1,7 @@
 #include "daemon/service_notify.h"
 
 #include <systemd/sd-daemon.h>
-#include <time.h>
+#include <ctime>
 
 namespace edgeshed::daemon {
 namespace {

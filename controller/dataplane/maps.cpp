@@ -2,12 +2,12 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fcntl.h>
 
 #include <cstring>
+#include <ctime>
 
 #include "dataplane/errno_message.h"
 #include "dataplane/skeleton.h"

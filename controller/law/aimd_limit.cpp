@@ -5,7 +5,7 @@
 
 namespace edgeshed::law {
 
-AimdLimit::AimdLimit(AimdLimitConfig config)
+AimdLimit::AimdLimit(const AimdLimitConfig& config)
     : config_(config), limit_(std::clamp(config.initial, config.min, config.max)) {}
 
 uint32_t AimdLimit::update(const LimitSample& sample) {

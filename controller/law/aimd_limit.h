@@ -20,7 +20,7 @@ namespace edgeshed::law {
 // AIMD keeps backing off towards min; gradient does not have this problem.
 class AimdLimit final : public LimitAlgorithm {
  public:
-  explicit AimdLimit(AimdLimitConfig config);
+  explicit AimdLimit(const AimdLimitConfig& config);
 
   uint32_t update(const LimitSample& sample) override;
   uint32_t limit() const override { return limit_; }

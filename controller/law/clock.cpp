@@ -1,6 +1,6 @@
 #include "law/clock.h"
 
-#include <time.h>
+#include <ctime>
 
 namespace edgeshed::law {
 

@@ -10,7 +10,7 @@ constexpr double kMinGradient = 0.5;
 constexpr double kMaxGradient = 2.0;
 }  // namespace
 
-GradientLimit::GradientLimit(GradientLimitConfig config)
+GradientLimit::GradientLimit(const GradientLimitConfig& config)
     : config_(config), estimate_(std::clamp<double>(config.initial, config.min, config.max)) {}
 
 uint32_t GradientLimit::limit() const {

@@ -71,7 +71,7 @@ namespace edgeshed::law {
 // request of queueing at a small capacity look like congestion.
 class GradientLimit final : public LimitAlgorithm {
  public:
-  explicit GradientLimit(GradientLimitConfig config);
+  explicit GradientLimit(const GradientLimitConfig& config);
 
   uint32_t update(const LimitSample& sample) override;
   uint32_t limit() const override;

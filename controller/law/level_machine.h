@@ -41,7 +41,7 @@ struct LevelMachineConfig {
 // to level and each exit lies in (0, enter)).
 class LevelMachine {
  public:
-  explicit LevelMachine(LevelMachineConfig config) : config_(config) {}
+  explicit LevelMachine(const LevelMachineConfig& config) : config_(config) {}
 
   // Feeds one tick's pressure. hard_safety_floor is the level hard-safety
   // signals alone reach (see level_for): the level is raised to it at once,

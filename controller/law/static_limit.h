@@ -9,7 +9,7 @@ class StaticLimit final : public LimitAlgorithm {
  public:
   explicit StaticLimit(StaticLimitConfig config) : limit_(config.limit) {}
 
-  uint32_t update(const LimitSample&) override { return limit_; }
+  uint32_t update(const LimitSample& /*sample*/) override { return limit_; }
   uint32_t limit() const override { return limit_; }
 
  private:

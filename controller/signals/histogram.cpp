@@ -107,11 +107,11 @@ std::optional<double> interpolated_quantile(double q, const std::vector<Bucket>&
 
 }  // namespace
 
-std::optional<double> histogram_quantile(double q, const std::vector<Bucket>& input) {
+std::optional<double> histogram_quantile(double q, const std::vector<Bucket>& buckets) {
   // Counts that add up past the largest double (several series, or a
   // window between two such scrapes) or a bound at -Inf leave NaN or an
   // infinity, which would pass for a reading.
-  auto v = interpolated_quantile(q, input);
+  auto v = interpolated_quantile(q, buckets);
   if (v && !std::isfinite(*v)) return std::nullopt;
   return v;
 }

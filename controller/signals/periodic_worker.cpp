@@ -53,8 +53,7 @@ void PeriodicWorker::run() {
     do {
       next += interval_;
     } while (next <= done);
-    wake_.wait_until(lock, next, [this] { return stopping_; });
-    if (stopping_) return;
+    if (wake_.wait_until(lock, next, [this] { return stopping_; })) return;
   }
 }
 

@@ -1,5 +1,6 @@
 #include "signals/prometheus_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -204,7 +205,7 @@ class Cursor {
         value += '\n';
       } else {
         return make_error("bad escape '\\" + std::string(1, e) + "' in the value of label '" +
-                          std::string(name) + "' (allowed: \\\\, \\\", \\n)");
+                          std::string(name) + R"(' (allowed: \\, \", \n))");
       }
     }
     return make_error("unterminated value of label '" + std::string(name) + "'");
@@ -319,11 +320,10 @@ MetricType Exposition::type_of(std::string_view sample_name) const {
 }
 
 bool labels_match(const Labels& labels, const Labels& match) {
-  for (const auto& [key, value] : match) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) return false;
-  }
-  return true;
+  return std::ranges::all_of(match, [&labels](const auto& entry) {
+    auto it = labels.find(entry.first);
+    return it != labels.end() && it->second == entry.second;
+  });
 }
 
 std::string escape_label_value(std::string_view value) {

@@ -102,7 +102,7 @@ struct edgeshed_stats {
 	__u64 global[EDGESHED_NUM_GLOBAL_COUNTERS];
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_stats) ==
-			    8 * ((int)EDGESHED_NUM_CLASSES *
+			    sizeof(__u64) * ((int)EDGESHED_NUM_CLASSES *
 				     (int)EDGESHED_NUM_COUNTERS +
 				 (int)EDGESHED_NUM_GLOBAL_COUNTERS),
 		    "stats ABI");

@@ -113,14 +113,13 @@ int main() {
   };
 
   struct Hook {
-    const char* name;
     int prog_fd;
     int baseline_fd;
   };
+  // In the order of the table's columns.
   const Hook hooks[] = {
-      {"xdp", bpf_program__fd((*skel)->progs.edgeshed_xdp),
-       bpf_program__fd(base->progs.baseline_xdp)},
-      {"tc", bpf_program__fd((*skel)->progs.edgeshed_tc), bpf_program__fd(base->progs.baseline_tc)},
+      {bpf_program__fd((*skel)->progs.edgeshed_xdp), bpf_program__fd(base->progs.baseline_xdp)},
+      {bpf_program__fd((*skel)->progs.edgeshed_tc), bpf_program__fd(base->progs.baseline_tc)},
   };
 
   std::printf("edgeshed data plane cost, BPF_PROG_TEST_RUN, repeat %u, median of %d rounds\n",
@@ -158,6 +157,7 @@ int main() {
     double ns[2];
     for (int h = 0; h < 2; ++h) {
       std::vector<double> r;
+      r.reserve(kRounds);
       for (int i = 0; i < kRounds; ++i) {
         r.push_back(c.rewrites ? time_rewriting(hooks[h].prog_fd, c.frame)
                                : time_prog(hooks[h].prog_fd, c.frame, kRepeat));

@@ -34,9 +34,11 @@
 #include <CLI/CLI.hpp>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
@@ -57,13 +59,19 @@ using Clock = std::chrono::steady_clock;
 // Offsets in an untagged IPv4 frame without IP options.
 constexpr size_t kIp = 14, kTcp = 34;
 
+// Six hex octets between colons; sscanf's %x took "1ff" (as ff) and "-1".
 bool parse_mac(const std::string& text, Mac* mac) {
-  unsigned v[6];
-  if (std::sscanf(text.c_str(), "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) {
-    return false;
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  for (size_t i = 0; i < mac->size(); ++i) {
+    if (i > 0 && (p == end || *p++ != ':')) return false;
+    uint8_t octet = 0;
+    const auto [next, ec] = std::from_chars(p, end, octet, 16);
+    if (ec != std::errc() || next - p > 2) return false;
+    (*mac)[i] = octet;
+    p = next;
   }
-  for (int i = 0; i < 6; ++i) (*mac)[i] = static_cast<uint8_t>(v[i]);
-  return true;
+  return p == end;
 }
 
 void set16(uint8_t* p, uint16_t v) {
@@ -151,9 +159,7 @@ int send_frames(const Bytes& tmpl, int ifindex, uint64_t count, unsigned batch, 
   return timed_out ? 3 : 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   CLI::App app{"synflood: a bounded SYN flood from spoofed sources, for the benchmarks"};
   std::string iface, dst_mac_text, dst, src_net = "203.0.113.0";
   uint16_t port = 8080;
@@ -185,7 +191,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   ifreq ifr{};
-  std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface.c_str());
+  if (iface.size() >= sizeof(ifr.ifr_name)) {
+    std::fprintf(stderr, "synflood: --iface '%s' is longer than an interface name\n",
+                 iface.c_str());
+    return 2;
+  }
+  std::memcpy(ifr.ifr_name, iface.c_str(), iface.size() + 1);
   if (ioctl(fd.get(), SIOCGIFINDEX, &ifr) != 0) {
     std::fprintf(stderr, "synflood: %s: %s\n", iface.c_str(), std::strerror(errno));
     return 1;
@@ -262,4 +273,17 @@ int main(int argc, char** argv) {
   std::printf("sent %llu seconds %.4f pps %.0f waits %llu\n", static_cast<unsigned long long>(sent), s,
               static_cast<double>(sent) / s, static_cast<unsigned long long>(waits));
   return timed_out ? 3 : 0;
+}
+
+}  // namespace
+
+// An exception that escapes is a bug, but it should still say what it was,
+// not only abort.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "synflood: %s\n", e.what());
+    return 1;
+  }
 }

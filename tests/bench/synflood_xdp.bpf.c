@@ -30,8 +30,7 @@ int synflood_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *ip = data + sizeof(*eth);
+	struct iphdr *ip = data + sizeof(struct ethhdr);
 	struct tcphdr *tcp = (void *)ip + sizeof(*ip);
 	__u32 r1 = bpf_get_prandom_u32(), r2 = bpf_get_prandom_u32();
 	__u8 host = 1 + (r1 & 0xff) % 254;

@@ -111,6 +111,7 @@ TEST_F(AcceptQueueTest, BackToZeroAfterAccept) {
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(queue().depth, 4u);
   std::vector<Fd> accepted;
+  accepted.reserve(3);
   for (int i = 0; i < 3; ++i) accepted.emplace_back(accept(listener_.get(), nullptr, nullptr));
   auto q = queue();
   EXPECT_EQ(q.depth, 1u);

@@ -123,8 +123,7 @@ const char* type_name(uint32_t type) {
   }
 }
 
-void print(const std::vector<MapUsage>& before, const std::vector<MapUsage>& after,
-           const char* title) {
+void print(const std::vector<MapUsage>& from, const std::vector<MapUsage>& to, const char* title) {
   std::printf("%s\n%-16s %-7s %8s %12s %12s %10s %10s\n", title, "map", "type", "max", "memlock",
               "memlock", "entries", "entries");
   std::printf("%-16s %-7s %8s %12s %12s %10s %10s\n", "", "", "entries", "before", "after",
@@ -133,14 +132,14 @@ void print(const std::vector<MapUsage>& before, const std::vector<MapUsage>& aft
     return e ? std::to_string(*e) : std::string("n/a");
   };
   uint64_t total_before = 0, total_after = 0;
-  for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
-    std::printf("%-16s %-7s %8u %12llu %12llu %10s %10s\n", before[i].name.c_str(),
-                type_name(before[i].type), before[i].max_entries,
-                static_cast<unsigned long long>(before[i].memlock),
-                static_cast<unsigned long long>(after[i].memlock),
-                entries(before[i].entries).c_str(), entries(after[i].entries).c_str());
-    total_before += before[i].memlock;
-    total_after += after[i].memlock;
+  for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
+    std::printf("%-16s %-7s %8u %12llu %12llu %10s %10s\n", from[i].name.c_str(),
+                type_name(from[i].type), from[i].max_entries,
+                static_cast<unsigned long long>(from[i].memlock),
+                static_cast<unsigned long long>(to[i].memlock), entries(from[i].entries).c_str(),
+                entries(to[i].entries).c_str());
+    total_before += from[i].memlock;
+    total_after += to[i].memlock;
   }
   std::printf("%-16s %-7s %8s %12llu %12llu\n", "total", "", "",
               static_cast<unsigned long long>(total_before),

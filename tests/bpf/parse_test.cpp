@@ -73,8 +73,8 @@ TEST_P(ParseTest, EveryOtherTcpSegmentPasses) {
   for (auto [flags, name] : segments) {
     TcpSpec t;
     t.flags = flags;
-    t.ack = flags & kAck ? 12345 : 0;
-    t.payload = flags & kPsh ? Bytes(512, 'd') : Bytes{};
+    t.ack = (flags & kAck) ? 12345 : 0;
+    t.payload = (flags & kPsh) ? Bytes(512, 'd') : Bytes{};
     expect(PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(t).build(), Verdict::kPass, name);
     expect(PacketBuilder().ipv6("2001:db8::1", "2001:db8::2").tcp(t).build(), Verdict::kPass, name);
     expect(PacketBuilder().vlan(kQ, 7).ipv4("192.0.2.1", "198.51.100.2").tcp(t).build(),

@@ -56,7 +56,7 @@ class RstTest : public ::testing::TestWithParam<Entry> {
     EXPECT_EQ(rst.dport, syn.sport);
     EXPECT_EQ(rst.seq, 0u);
     uint32_t consumed =
-        1 + static_cast<uint32_t>(syn.payload.size()) + (syn.tcp_flags & kFin ? 1 : 0);
+        1 + static_cast<uint32_t>(syn.payload.size()) + ((syn.tcp_flags & kFin) ? 1 : 0);
     EXPECT_EQ(rst.ack, syn.seq + consumed);
     EXPECT_EQ(rst.tcp_flags, kRst | kAck);
     EXPECT_EQ(rst.doff, 5);

@@ -39,7 +39,7 @@ class TrackerTest : public ::testing::Test {
 
   // Counts change in softirq context; wait for them rather than race.
   void expect_counts(uint16_t port, uint32_t class_id, uint64_t want) {
-    auto deadline = std::chrono::steady_clock::now() + 3s;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     uint64_t port_count = 0, class_count = 0;
     do {
       port_count = dp_.maps().read_inflight_port(port).value();
@@ -61,10 +61,12 @@ TEST_F(TrackerTest, CountsQueuedAndAcceptedAndReturnsToZero) {
   protect(port, EDGESHED_CLASS_NORMAL);
 
   std::vector<Fd> clients;
+  clients.reserve(6);
   for (int i = 0; i < 6; ++i) clients.push_back(connect_loopback(AF_INET, port));
   expect_counts(port, EDGESHED_CLASS_NORMAL, 6);  // all in the accept queue
 
   std::vector<Fd> accepted;
+  accepted.reserve(3);
   for (int i = 0; i < 3; ++i) accepted.emplace_back(accept(listener.get(), nullptr, nullptr));
   expect_counts(port, EDGESHED_CLASS_NORMAL, 6);  // accepting does not change it
 
@@ -99,6 +101,7 @@ TEST_F(TrackerTest, SourcePrefixClassAndDualStackListener) {
                                     EDGESHED_CLASS_CRITICAL));
 
   std::vector<Fd> clients;
+  clients.reserve(4);
   for (int i = 0; i < 4; ++i) clients.push_back(connect_loopback(AF_INET, port));
   expect_counts(port, EDGESHED_CLASS_CRITICAL, 4);
   EXPECT_EQ(dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL], 0u);

@@ -403,7 +403,7 @@ bool parse_l4(std::span<const uint8_t> seg, std::span<const uint8_t> src,
   if (p.l4_proto == IPPROTO_TCP) {
     if (seg.size() < 20) return false;
     const uint8_t doff = seg[12] >> 4;
-    if (doff < 5 || doff * 4u > seg.size()) return false;
+    if (doff < 5 || doff * size_t{4} > seg.size()) return false;
     p.has_tcp = true;
     p.sport = get16(seg, 0);
     p.dport = get16(seg, 2);
@@ -414,8 +414,9 @@ bool parse_l4(std::span<const uint8_t> seg, std::span<const uint8_t> src,
     p.window = get16(seg, 14);
     p.l4_checksum = get16(seg, 16);
     p.urgent = get16(seg, 18);
-    p.tcp_options.assign(seg.begin() + 20, seg.begin() + doff * 4);
-    p.payload.assign(seg.begin() + doff * 4, seg.end());
+    const ptrdiff_t header_len = ptrdiff_t{doff} * 4;
+    p.tcp_options.assign(seg.begin() + 20, seg.begin() + header_len);
+    p.payload.assign(seg.begin() + header_len, seg.end());
     p.tcp_checksum_ok =
         p.l4_checksum == (v4 ? tcp_checksum_v4(src.first<4>(), dst.first<4>(), seg)
                              : tcp_checksum_v6(src.first<16>(), dst.first<16>(), seg));
@@ -437,7 +438,7 @@ bool parse_l4(std::span<const uint8_t> seg, std::span<const uint8_t> src,
 bool parse_ipv4(std::span<const uint8_t> ip, ParsedFrame& p) {
   if (ip.size() < 20 || ip[0] >> 4 != 4) return false;
   p.ihl = ip[0] & 0xf;
-  const size_t header_len = p.ihl * 4u;
+  const size_t header_len = size_t{p.ihl} * 4;
   p.ip_total_length = get16(ip, 2);
   if (p.ihl < 5 || p.ip_total_length < header_len || p.ip_total_length > ip.size()) return false;
   p.family = AF_INET;
@@ -483,7 +484,7 @@ bool parse_ipv6(std::span<const uint8_t> ip, ParsedFrame& p) {
       p.frag_offset = get16(rest, 2) >> 3;
       p.more_fragments = rest[3] & 1;
     } else {
-      len = (rest[1] + 1u) * 8;
+      len = (size_t{rest[1]} + 1) * 8;
       if (rest.size() < len) return false;
     }
     p.ipv6_ext_types.push_back(next);

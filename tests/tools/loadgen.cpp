@@ -15,7 +15,6 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -28,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -37,6 +37,7 @@
 #include "loadgen_options.h"
 #include "loadgen_plan.h"
 #include "loadgen_stats.h"
+#include "printf_string.h"
 
 namespace edgeshed::loadgen {
 namespace {
@@ -45,7 +46,7 @@ using Clock = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int /*signo*/) { g_interrupted = 1; }
 
 // The project's owner of a file descriptor.
 using UniqueFd = edgeshed::Fd;
@@ -97,6 +98,7 @@ struct Conn {
 
 struct Deadline {
   Clock::time_point at;
+  // cppcheck-suppress unusedStructMember ; read through timeouts_.front() and drains_.front()
   uint64_t id;  // a request for timeouts, a connection for drains
 };
 
@@ -566,19 +568,9 @@ void raise_fd_limit() {
   }
 }
 
-std::string fmt_ms(std::optional<double> v) {
-  if (!v) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", *v);
-  return buf;
-}
+std::string fmt_ms(std::optional<double> v) { return v ? tools::printf_string("%.1f", *v) : "-"; }
 
-std::string fmt_ms2(std::optional<double> v) {
-  if (!v) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f", *v);
-  return buf;
-}
+std::string fmt_ms2(std::optional<double> v) { return v ? tools::printf_string("%.2f", *v) : "-"; }
 
 void print_header() {
   std::printf("%-12s %8s %8s %8s %7s %8s %6s %9s %8s %8s %8s %8s %8s %8s\n", "class", "offered",
@@ -598,15 +590,13 @@ bool write_csv(const std::string& path, const Options& o, const RunResult& r) {
   std::ofstream out(path);
   if (!out) return false;
   out << "start_ms,class,outcome,latency_ms,connect_ms,phase,error\n";
-  char line[256];
   for (const RequestRecord& rec : r.records) {
-    char connect[32] = "";
-    if (rec.connect_ms >= 0) std::snprintf(connect, sizeof(connect), "%.3f", rec.connect_ms);
-    std::snprintf(line, sizeof(line), "%.3f,%s,%s,%.3f,%s,%u,%.*s\n", rec.start_ms,
-                  o.classes[rec.class_index].name.c_str(), outcome_name(rec.outcome).data(),
-                  rec.latency_ms, connect, rec.phase, static_cast<int>(rec.error.size()),
-                  rec.error.data());
-    out << line;
+    const std::string connect =
+        rec.connect_ms >= 0 ? tools::printf_string("%.3f", rec.connect_ms) : "";
+    out << tools::printf_string("%.3f,%s,%s,%.3f,%s,%u,%.*s\n", rec.start_ms,
+                                o.classes[rec.class_index].name.c_str(),
+                                outcome_name(rec.outcome).data(), rec.latency_ms, connect.c_str(),
+                                rec.phase, static_cast<int>(rec.error.size()), rec.error.data());
   }
   return static_cast<bool>(out.flush());
 }
@@ -633,7 +623,7 @@ int run_main(int argc, char** argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  (void)std::signal(SIGPIPE, SIG_IGN);
 
   Runner runner(o);
   std::string error;
@@ -747,4 +737,13 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace edgeshed::loadgen
 
-int main(int argc, char** argv) { return edgeshed::loadgen::run_main(argc, argv); }
+// An exception that escapes is a bug, but it should still say what it was,
+// not only abort.
+int main(int argc, char** argv) {
+  try {
+    return edgeshed::loadgen::run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loadgen: %s\n", e.what());
+    return 1;
+  }
+}

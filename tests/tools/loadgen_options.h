@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "loadgen_plan.h"
+#include "printf_string.h"
 
 namespace edgeshed::loadgen {
 
@@ -62,7 +63,7 @@ inline int address_family(const std::string& address) {
   return AF_UNSPEC;
 }
 
-inline ParseOutcome usage_error(std::string message) {
+inline ParseOutcome usage_error(const std::string& message) {
   return ParseOutcome{std::nullopt, 2, "loadgen: " + message + "\nRun with --help for more.\n"};
 }
 
@@ -138,9 +139,7 @@ inline ParseOutcome parse_args(int argc, const char* const* argv) {
     if (*rate <= 0) return usage_error("--rate must be > 0");
     o.schedule = o.poisson ? "poisson" : "rate";
     o.window_s = duration_s.value_or(10);
-    char label[32];
-    std::snprintf(label, sizeof(label), "%g", *rate);
-    o.phases.push_back({*rate, o.window_s, label});
+    o.phases.push_back({*rate, o.window_s, tools::printf_string("%g", *rate)});
     if (count && !duration_s && static_cast<double>(*count) / *rate > o.window_s) {
       o.warnings.push_back("--count " + std::to_string(*count) + " needs more than the " +
                            "default 10 s at this rate: stopping at 10 s (give --duration-s)");

@@ -3,6 +3,7 @@
 // class picker. Unit tests drive all of it directly.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -42,7 +43,8 @@ inline std::vector<std::string_view> split(std::string_view s, char sep) {
   size_t from = 0;
   while (true) {
     size_t at = s.find(sep, from);
-    parts.push_back(s.substr(from, at == std::string_view::npos ? s.npos : at - from));
+    parts.push_back(
+        s.substr(from, at == std::string_view::npos ? std::string_view::npos : at - from));
     if (at == std::string_view::npos) return parts;
     from = at + 1;
   }
@@ -79,12 +81,10 @@ inline Parsed<double> parse_duration_s(std::string_view text) {
 
 inline bool valid_class_name(std::string_view name) {
   if (name.empty() || name.size() > 32) return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
+  return std::ranges::all_of(name, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
 }
 
 // NAME=VALUE, as in --class-port critical=443.

@@ -18,7 +18,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -30,9 +29,11 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -145,12 +146,10 @@ bool read_request(int fd, std::string& buf, Request* req, Clock::time_point dead
     ssize_t n = recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
     if (n > 0) {
       buf.append(chunk, static_cast<size_t>(n));
-    } else if (n == 0) {
-      return false;
-    } else if (errno == EAGAIN || errno == EINTR) {
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
       if (!wait_for(fd, POLLIN, deadline, stop)) return false;
     } else {
-      return false;
+      return false;  // closed by the client, or failed
     }
   }
 }
@@ -551,6 +550,7 @@ class Server {
   }
 
   struct Listener {
+    // cppcheck-suppress unusedStructMember ; read in the metrics, through a range for
     uint16_t port;
     UniqueFd fd;
   };
@@ -626,7 +626,7 @@ int run_main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  (void)signal(SIGPIPE, SIG_IGN);
   // Keep-alive pools and streams hold a descriptor each, thousands in a lab run.
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
@@ -674,4 +674,13 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace edgeshed::refserver
 
-int main(int argc, char** argv) { return edgeshed::refserver::run_main(argc, argv); }
+// An exception that escapes is a bug, but it should still say what it was,
+// not only abort.
+int main(int argc, char** argv) {
+  try {
+    return edgeshed::refserver::run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "refserver: %s\n", e.what());
+    return 1;
+  }
+}

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "printf_string.h"
+
 namespace edgeshed::refserver {
 
 inline const std::vector<double>& duration_buckets() {
@@ -27,16 +29,15 @@ inline const std::vector<double>& duration_buckets() {
 // %.17g would print 0.0025 as 0.0025000000000000001.
 inline std::string prom_number(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  char buf[40];
   if (v == std::trunc(v) && std::fabs(v) < 1e15) {  // counts and gauges: "10", not "1e+01"
-    std::snprintf(buf, sizeof(buf), "%.0f", v);
-    return buf;
+    return tools::printf_string("%.0f", v);
   }
+  std::string out;
   for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
+    out = tools::printf_string("%.*g", precision, v);
+    if (std::strtod(out.c_str(), nullptr) == v) break;
   }
-  return buf;
+  return out;
 }
 
 class Histogram {

@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace {
@@ -92,14 +94,29 @@ int connect_once(const char* host, const char* port, int timeout_ms) {
   }
 }
 
+// A whole decimal number, or nothing: atoi took "80x" as 80 and "x" as 0.
+std::optional<int> number(const char* text) {
+  int v = 0;
+  const char* const end = text + std::strlen(text);
+  const auto [p, ec] = std::from_chars(text, end, v);
+  if (ec != std::errc() || p != end) return std::nullopt;
+  return v;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "serve" && argc >= 3)
-    return serve(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 60);
-  if (cmd == "connect" && argc >= 4) {
-    return connect_once(argv[2], argv[3], argc > 4 ? std::atoi(argv[4]) : 1000);
+  const std::string cmd = argc > 1 ? argv[1] : "";
+  // Argument i as a number, or fallback when it is not given.
+  auto arg = [&](int i, int fallback) {
+    return i < argc ? number(argv[i]) : std::optional<int>(fallback);
+  };
+  if (cmd == "serve" && argc >= 3) {
+    const auto port = arg(2, 0);
+    const auto seconds = arg(3, 60);
+    if (port && seconds) return serve(*port, *seconds);
+  } else if (cmd == "connect" && argc >= 4) {
+    if (const auto timeout_ms = arg(4, 1000)) return connect_once(argv[2], argv[3], *timeout_ms);
   }
   std::fprintf(stderr, "usage: tcp_tool serve PORT [SECONDS] | connect ADDR PORT [TIMEOUT_MS]\n");
   return 2;

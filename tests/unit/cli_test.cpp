@@ -22,6 +22,7 @@ struct Outcome {
 Outcome run(std::vector<std::string> args) {
   args.insert(args.begin(), "edgeshed");
   std::vector<const char*> argv;
+  argv.reserve(args.size());
   for (const auto& a : args) argv.push_back(a.c_str());
   std::ostringstream out, err;
   auto* old_out = std::cout.rdbuf(out.rdbuf());
@@ -36,8 +37,8 @@ std::vector<std::vector<std::string>> all_command_paths() {
   CliContext ctx;
   auto app = make_app(ctx);
   std::vector<std::vector<std::string>> out;
-  std::function<void(const CLI::App&, std::vector<std::string>)> walk =
-      [&](const CLI::App& a, std::vector<std::string> path) {
+  std::function<void(const CLI::App&, const std::vector<std::string>&)> walk =
+      [&](const CLI::App& a, const std::vector<std::string>& path) {
         out.push_back(path);
         for (const CLI::App* s : a.get_subcommands({})) {
           auto p = path;
@@ -71,7 +72,7 @@ TEST(Cli, HelpOnEverySubcommand) {
   auto paths = all_command_paths();
   EXPECT_GE(paths.size(), 20u);
   for (auto path : paths) {
-    path.push_back("--help");
+    path.emplace_back("--help");
     auto o = run(path);
     EXPECT_EQ(o.code, 0) << testing::PrintToString(path);
     EXPECT_NE(o.out.find("Usage:"), std::string::npos) << testing::PrintToString(path);
@@ -157,6 +158,7 @@ TEST(Cli, CompletionScriptCoversEveryCommandAndIsValidBash) {
                             "\"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed mode en) COMP_CWORD=2 && "
                             "_edgeshed && echo \"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed port add "
                             "80 --class b) COMP_CWORD=5 && _edgeshed && echo \"${COMPREPLY[*]}\"'";
+  // NOLINTNEXTLINE(cert-env33-c): running the completion script in bash is the test
   FILE* p = popen(probe.c_str(), "r");
   ASSERT_NE(p, nullptr);
   char buf[256];

@@ -164,19 +164,20 @@ TEST(Metrics, MatchesTheContractOfTheDeployFiles) {
     std::string name = m[1];
     for (const char* suffix : {"_bucket", "_sum", "_count"}) {
       const std::string base = name.substr(0, name.size() - std::string(suffix).size());
-      if (name.ends_with(suffix) && contract.count(base) && contract[base].type == "histogram") {
+      if (name.ends_with(suffix) && contract.contains(base) && contract[base].type == "histogram") {
         name = base;
       }
     }
-    ASSERT_TRUE(contract.count(name)) << "not in deploy/metrics.txt: " << l;
+    ASSERT_TRUE(contract.contains(name)) << "not in deploy/metrics.txt: " << l;
     const std::string labels = m[2];
     for (auto it = std::sregex_iterator(labels.begin(), labels.end(), label_re);
          it != std::sregex_iterator(); ++it) {
       const std::string key = (*it)[1], value = (*it)[2];
       if (key == "le" && contract[name].type == "histogram") continue;
-      ASSERT_TRUE(contract[name].labels.count(key)) << "label " << key << " not in the contract: " << l;
+      ASSERT_TRUE(contract[name].labels.contains(key))
+          << "label " << key << " not in the contract: " << l;
       const auto& allowed = contract[name].labels[key];
-      EXPECT_TRUE(allowed.empty() || allowed.count(value)) << "value " << value << ": " << l;
+      EXPECT_TRUE(allowed.empty() || allowed.contains(value)) << "value " << value << ": " << l;
     }
   }
   for (const auto& [name, f] : contract) {

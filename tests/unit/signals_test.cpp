@@ -74,7 +74,7 @@ class TempFile {
     close(fd);
     path_ = name;
   }
-  ~TempFile() { std::remove(path_.c_str()); }
+  ~TempFile() { (void)std::remove(path_.c_str()); }
   void write(const std::string& text) const { std::ofstream(path_) << text; }
   const std::string& path() const { return path_; }
 

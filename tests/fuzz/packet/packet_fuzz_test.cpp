@@ -65,7 +65,6 @@ Counters operator-(const Counters& a, const Counters& b) {
 }
 
 std::string counter_name(size_t i) {
-  static constexpr const char* kClass[] = {"critical", "normal", "background"};
   static constexpr const char* kCtr[] = {"admitted",        "shed_cap",       "shed_frac",
                                          "shed_rate",       "would_shed_cap", "would_shed_frac",
                                          "would_shed_rate", "fail_open",      "pass_mode_off",
@@ -76,6 +75,7 @@ std::string counter_name(size_t i) {
   static_assert(std::size(kCtr) == kClassCounters);
   static_assert(std::size(kGlobal) == EDGESHED_NUM_GLOBAL_COUNTERS);
   if (i < kClasses * kClassCounters) {
+    static constexpr const char* kClass[] = {"critical", "normal", "background"};
     return std::string(kClass[i / kClassCounters]) + "." + kCtr[i % kClassCounters];
   }
   return kGlobal[i - kClasses * kClassCounters];

@@ -31,7 +31,7 @@ struct DaemonHealth {
 
 // A crash loop: this many starts within the window, none stopped cleanly.
 inline constexpr size_t kCrashLoopStarts = 3;
-inline constexpr int64_t kCrashLoopWindowMs = 60 * 1000;
+inline constexpr int64_t kCrashLoopWindowMs = int64_t{60} * 1000;
 // A live daemon whose state is older than this many ticks (and at least
 // kHungMinMs) is hung: a slow signal read delays one tick, not ten.
 inline constexpr int64_t kHungTicks = 10;

@@ -69,9 +69,11 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
 std::string format_duration(std::chrono::nanoseconds duration) {
   const int64_t ns = duration.count();
   if (ns == 0) return "0s";
-  for (const auto& unit : std::ranges::reverse_view(kUnits)) {
-    if (ns % unit.nanoseconds == 0) {
-      return std::to_string(ns / unit.nanoseconds) + std::string(unit.suffix);
+  // Largest unit first. Not std::ranges::reverse_view: clang 14 (the fuzz
+  // build, clang-tidy) cannot compile libstdc++ 12's ranges.
+  for (auto unit = kUnits.rbegin(); unit != kUnits.rend(); ++unit) {
+    if (ns % unit->nanoseconds == 0) {
+      return std::to_string(ns / unit->nanoseconds) + std::string(unit->suffix);
     }
   }
   return std::to_string(ns) + "ns";

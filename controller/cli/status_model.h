@@ -16,9 +16,9 @@ namespace edgeshed {
 // Interfaces with a data plane pinned under EDGESHED_PIN_ROOT.
 std::vector<std::string> attached_interfaces();
 
-// NOLINTNEXTLINE(bugprone-exception-escape): the special members are nlohmann::json's, which
-// the check sees throw (it cannot tell from where); nothing here throws.
-struct InterfaceReading {
+// The NOLINT: the special members are nlohmann::json's, which
+// bugprone-exception-escape sees throw (it cannot tell from where).
+struct InterfaceReading {  // NOLINT(bugprone-exception-escape)
   nlohmann::ordered_json json;  // settings, policy, in-flight, counters
   edgeshed_stats stats{};
   uint64_t at_ns = 0;  // CLOCK_MONOTONIC of the counter read

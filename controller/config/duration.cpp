@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <ranges>
 #include <utility>
 
 namespace edgeshed::config {
@@ -69,9 +68,9 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
 std::string format_duration(std::chrono::nanoseconds duration) {
   const int64_t ns = duration.count();
   if (ns == 0) return "0s";
-  for (const auto& unit : std::ranges::reverse_view(kUnits)) {
-    if (ns % unit.nanoseconds == 0) {
-      return std::to_string(ns / unit.nanoseconds) + std::string(unit.suffix);
+  for (auto unit = kUnits.rbegin(); unit != kUnits.rend(); ++unit) {
+    if (ns % unit->nanoseconds == 0) {
+      return std::to_string(ns / unit->nanoseconds) + std::string(unit->suffix);
     }
   }
   return std::to_string(ns) + "ns";

@@ -62,12 +62,21 @@ done < <(git ls-files '*.cpp')
 
 # 2. clang-tidy, one process per file, JOBS at a time. A file's output is
 # printed whole, and only when it has findings.
+# The analyzer follows our calls into the bpftool skeletons in BUILD_DIR and
+# reports their error path as a leak: it takes libbpf's
+# bpf_object__destroy_skeleton, declared in a system header, for a function
+# that frees nothing. Generated code is not ours to change, so a file whose
+# every error lies in BUILD_DIR passes.
 tidy() {
 	local db=$1
 	shift
 	printf '%s\0' "$@" | xargs -0 -P "$JOBS" -n 1 bash -c '
-		out=$("$0" -quiet -p "$1" "$2" 2>&1) || { printf "%s\n" "$out" | grep -v " warnings\? generated\.$"; exit 1; }
-	' "$TIDY" "$db"
+		out=$("$0" -quiet -p "$1" "$3" 2>&1) && exit 0
+		errors=$(grep -E "^[^ ]+:[0-9]+:[0-9]+: (error|warning):" <<<"$out")
+		[ -n "$errors" ] && ! grep -qv "^$2/" <<<"$errors" && exit 0
+		printf "%s\n" "$out" | grep -v " warnings\? generated\.$"
+		exit 1
+	' "$TIDY" "$db" "$BUILD"
 }
 start=$SECONDS
 tidy_rc=0

@@ -320,7 +320,7 @@ MetricType Exposition::type_of(std::string_view sample_name) const {
 }
 
 bool labels_match(const Labels& labels, const Labels& match) {
-  return std::ranges::all_of(match, [&labels](const auto& entry) {
+  return std::all_of(match.begin(), match.end(), [&labels](const auto& entry) {
     auto it = labels.find(entry.first);
     return it != labels.end() && it->second == entry.second;
   });

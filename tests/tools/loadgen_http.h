@@ -47,7 +47,7 @@ struct ResponseProgress {
 // without Content-Length is then complete, one with it is cut short.
 inline ResponseProgress parse_response(std::string_view buf, bool eof) {
   ResponseProgress p;
-  constexpr size_t kMaxHead = 16 * 1024;
+  constexpr size_t kMaxHead = size_t{16} * 1024;
   size_t head_end = buf.find("\r\n\r\n");
   if (head_end == std::string_view::npos) {
     if (buf.size() > kMaxHead || eof) p.state = ResponseProgress::kMalformed;

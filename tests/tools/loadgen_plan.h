@@ -81,7 +81,7 @@ inline Parsed<double> parse_duration_s(std::string_view text) {
 
 inline bool valid_class_name(std::string_view name) {
   if (name.empty() || name.size() > 32) return false;
-  return std::ranges::all_of(name, [](char c) {
+  return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-';
   });

@@ -43,7 +43,7 @@ struct Request {
   size_t length = 0;  // bytes of the request, head and body, once complete
 };
 
-constexpr size_t kMaxRequestHead = 16 * 1024;
+constexpr size_t kMaxRequestHead = size_t{16} * 1024;
 
 // Finds the first request in `buf`. HTTP/1.1 keeps the connection open unless
 // the client says "Connection: close"; HTTP/1.0 closes unless it says

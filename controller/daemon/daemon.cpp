@@ -546,7 +546,7 @@ void Daemon::stop() {
   // act on the level of a daemon that no longer decides.
   (void)std::remove(run_path(kStateFileName).c_str());  // absent already is as good
   (void)std::remove(run_path(kLevelFileName).c_str());
-  forget_start_history(config_.daemon.run_dir);
+  if (auto s = forget_start_history(config_.daemon.run_dir); !s) spdlog::warn("{}", s.error().message);
   for (auto& iface : interfaces_) {
     if (config_.daemon.on_exit == config::OnExit::kDetach) {
       if (auto s = detach(iface.name); !s)

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -77,8 +79,12 @@ Status record_start_failure(const std::string& run_dir, const std::string& error
   return write_history(run_dir, starts);
 }
 
-void forget_start_history(const std::string& run_dir) {
-  std::remove(history_path(run_dir).c_str());
+Status forget_start_history(const std::string& run_dir) {
+  const std::string path = history_path(run_dir);
+  if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
+    return make_error(path + ": cannot remove: " + std::strerror(errno));
+  }
+  return {};
 }
 
 }  // namespace edgeshed::daemon

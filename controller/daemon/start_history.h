@@ -28,7 +28,8 @@ Result<std::vector<StartRecord>> read_start_history(const std::string& run_dir);
 Status record_start(const std::string& run_dir, const std::string& error = {});
 // Marks this process's start as failed.
 Status record_start_failure(const std::string& run_dir, const std::string& error);
-// A clean stop: nothing to diagnose any more.
-void forget_start_history(const std::string& run_dir);
+// A clean stop: nothing to diagnose any more. Left in place, the history
+// would count this stop as a death towards a crash loop.
+Status forget_start_history(const std::string& run_dir);
 
 }  // namespace edgeshed::daemon

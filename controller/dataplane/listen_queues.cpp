@@ -17,7 +17,7 @@ namespace edgeshed {
 namespace {
 
 constexpr uint32_t kTcpListen = 10;  // TCP_LISTEN of the kernel's tcp_states.h
-constexpr size_t kReceiveBuffer = 32 * 1024;
+constexpr size_t kReceiveBuffer = size_t{32} * 1024;
 
 Status dump_family(int fd, uint8_t family, std::vector<ListenQueue>& out) {
   struct {

@@ -34,6 +34,7 @@ struct Outcome {
 
 Outcome parse(const std::vector<std::string>& args) {
   std::vector<const char*> argv;
+  argv.reserve(args.size());
   for (const auto& a : args) argv.push_back(a.c_str());
   edgeshed::CliContext ctx;
   auto app = edgeshed::make_app(ctx);

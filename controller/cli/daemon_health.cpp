@@ -39,8 +39,10 @@ const char* to_string(DaemonState state) {
   return "unknown";
 }
 
+bool daemon_alive(const DaemonFacts& f) { return f.has_state && f.alive && f.proc_state != 'Z'; }
+
 DaemonHealth diagnose_daemon(const DaemonFacts& f) {
-  const bool alive = f.has_state && f.alive && f.proc_state != 'Z';
+  const bool alive = daemon_alive(f);
   if (alive && (f.proc_state == 'T' || f.proc_state == 't')) {
     return {DaemonState::kStopped,
             fmt::format("the daemon (pid {}) is stopped (SIGSTOP, or a debugger holds it); its last "

@@ -37,6 +37,9 @@ inline constexpr int64_t kCrashLoopWindowMs = int64_t{60} * 1000;
 inline constexpr int64_t kHungTicks = 10;
 inline constexpr int64_t kHungMinMs = 2000;
 
+// The state file's pid is a live edgeshed, not a zombie: even stopped or hung,
+// it is the daemon, and its state file is its own.
+bool daemon_alive(const DaemonFacts& facts);
 DaemonHealth diagnose_daemon(const DaemonFacts& facts);
 const char* to_string(DaemonState state);
 

@@ -31,10 +31,9 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
       } else {
         ifaces = attached_interfaces();
       }
-      const auto health = read_daemon_health(ctx.run_dir);
       if (ifaces.empty()) {
         return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT "); " +
-                    health["why"].get<std::string>() +
+                    read_daemon(ctx.run_dir).health["why"].get<std::string>() +
                     "; start `edgeshed run --config FILE` or `edgeshed attach`");
       }
       // One broken interface (another ABI, a half-removed pin) must not hide
@@ -61,7 +60,8 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
         read_all(readings);
         for (size_t i = 0; i < readings.size(); ++i) add_rates(readings[i], first[i]);
       }
-      auto status = status_json(read_daemon_state(ctx.run_dir), health, readings);
+      const auto daemon = read_daemon(ctx.run_dir);
+      auto status = status_json(daemon.state, daemon.health, readings);
       if (args->json) {
         // One interface asked for: its object, with the daemon beside it.
         if (!args->iface.empty()) {

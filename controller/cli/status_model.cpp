@@ -302,33 +302,26 @@ Json read_state_file(const std::string& run_dir) {
 
 }  // namespace
 
-Json read_daemon_state(const std::string& run_dir) {
-  Json j = read_state_file(run_dir);
-  if (j.is_null() || !edgeshed_alive(j["pid"].get<int>())) return nullptr;  // a dead daemon's leftover
-  return j;
-}
-
-DaemonFacts read_daemon_facts(const std::string& run_dir) {
-  DaemonFacts f;
-  f.now_unix_ms = realtime_ms();
-  if (Json j = read_state_file(run_dir); !j.is_null()) {
-    f.has_state = true;
-    f.pid = j["pid"].get<int>();
-    f.alive = edgeshed_alive(f.pid);
-    f.proc_state = f.alive ? proc_state(f.pid) : 0;
-    f.state_age_ms = j["state_age_ms"].get<int64_t>();
-    f.tick_ms = j.value("tick_ms", int64_t{0});
-  }
-  if (auto starts = daemon::read_start_history(run_dir)) f.starts = std::move(*starts);
-  return f;
-}
-
 Json health_json(const DaemonHealth& health) {
   return {{"state", to_string(health.state)}, {"why", health.why}};
 }
 
-Json read_daemon_health(const std::string& run_dir) {
-  return health_json(diagnose_daemon(read_daemon_facts(run_dir)));
+DaemonReading read_daemon(const std::string& run_dir) {
+  DaemonFacts f;
+  f.now_unix_ms = realtime_ms();
+  Json state = read_state_file(run_dir);
+  if (!state.is_null()) {
+    f.has_state = true;
+    f.pid = state["pid"].get<int>();
+    f.alive = edgeshed_alive(f.pid);
+    f.proc_state = f.alive ? proc_state(f.pid) : 0;
+    f.state_age_ms = state["state_age_ms"].get<int64_t>();
+    f.tick_ms = state.value("tick_ms", int64_t{0});
+  }
+  if (auto starts = daemon::read_start_history(run_dir)) f.starts = std::move(*starts);
+  Json health = health_json(diagnose_daemon(f));
+  if (!daemon_alive(f)) state = nullptr;  // a dead daemon's leftover
+  return {std::move(state), std::move(health)};
 }
 
 Json status_json(const Json& daemon, const Json& health, const std::vector<InterfaceReading>& interfaces) {

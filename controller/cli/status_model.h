@@ -34,16 +34,16 @@ InterfaceReading unreadable_interface(const std::string& iface, const std::strin
 // nothing when either reading is unreadable.
 void add_rates(InterfaceReading& after, const InterfaceReading& before);
 
-// The running daemon's state file, with "state_age_ms"; null when no live
-// daemon vouches for it.
-nlohmann::ordered_json read_daemon_state(const std::string& run_dir);
-
-// What the run directory and /proc say about the daemon, for diagnose_daemon.
-DaemonFacts read_daemon_facts(const std::string& run_dir);
+// One read of the run directory and /proc: the live daemon's state file (with
+// "state_age_ms"; null when no live daemon vouches for it) and the diagnosis
+// made from that same read, so the two cannot disagree.
+struct DaemonReading {
+  nlohmann::ordered_json state;
+  nlohmann::ordered_json health;  // health_json of the diagnosis
+};
+DaemonReading read_daemon(const std::string& run_dir);
 // {"state": "hung", "why": "..."}
 nlohmann::ordered_json health_json(const DaemonHealth& health);
-// The two above, for run_dir.
-nlohmann::ordered_json read_daemon_health(const std::string& run_dir);
 
 // The whole status, as `status --json` prints it. When the daemon is not
 // deciding, each interface's fail-open reason (or fail-static note) says why.

@@ -81,7 +81,8 @@ nlohmann::ordered_json read_status(const CliContext& ctx, std::vector<InterfaceR
     now.push_back(std::move(reading));
   }
   previous = now;
-  return status_json(read_daemon_state(ctx.run_dir), read_daemon_health(ctx.run_dir), now);
+  const auto daemon = read_daemon(ctx.run_dir);
+  return status_json(daemon.state, daemon.health, now);
 }
 
 }  // namespace

@@ -50,13 +50,13 @@ json with_duration(json request, const std::string& for_text) {
   return request;
 }
 
-bool daemon_running(const CliContext& ctx) { return !read_daemon_state(ctx.run_dir).is_null(); }
+bool daemon_running(const CliContext& ctx) { return !read_daemon(ctx.run_dir).state.is_null(); }
 
 int send(const CliContext& ctx, const json& request) {
   auto reply = daemon::control_request(ctx.run_dir + "/" + daemon::kControlSocketName, request);
   if (!reply) {
     // A stopped or hung daemon holds its socket but never answers.
-    const auto health = read_daemon_health(ctx.run_dir);
+    const auto health = read_daemon(ctx.run_dir).health;
     if (health["state"] == "running") return fail(reply.error().message);
     return fail(reply.error().message + "; " + health["why"].get<std::string>());
   }

@@ -3,8 +3,10 @@
 #include "cli/daemon_health.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -14,7 +16,6 @@
 namespace edgeshed {
 namespace {
 
-using daemon::StartRecord;
 constexpr int64_t kNow = 1'800'000'000'000;
 
 DaemonFacts running(int64_t state_age_ms = 50) {
@@ -144,8 +145,9 @@ TEST_F(StartHistoryTest, RecordsStartsAndFailuresAndForgetsThemOnACleanStop) {
   EXPECT_EQ(std::filesystem::status(dir_ / daemon::kStartHistoryFileName).permissions() &
                 std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  daemon::forget_start_history(dir());
+  EXPECT_TRUE(daemon::forget_start_history(dir()));
   EXPECT_TRUE(daemon::read_start_history(dir())->empty());
+  EXPECT_TRUE(daemon::forget_start_history(dir())) << "an absent history is already forgotten";
 }
 
 TEST_F(StartHistoryTest, KeepsTheNewestStarts) {
@@ -160,6 +162,47 @@ TEST_F(StartHistoryTest, ABrokenFileIsAnErrorToReadAndIsStartedAnewOnTheNextStar
   EXPECT_NE(h.error().message.find("not a JSON array"), std::string::npos);
   ASSERT_TRUE(daemon::record_start(dir()));
   EXPECT_EQ(daemon::read_start_history(dir())->size(), 1u);
+}
+
+// status and top take the daemon's state and its diagnosis from one read of
+// the run directory, so a daemon that dies between two reads cannot be shown
+// as running with a dead daemon's diagnosis, or the other way round.
+using ReadDaemonTest = StartHistoryTest;
+
+void write_state(const std::filesystem::path& dir, pid_t pid) {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t monotonic_ms = int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1'000'000;
+  std::ofstream(dir / "state.json") << nlohmann::ordered_json{
+      {"pid", pid}, {"monotonic_ms", monotonic_ms}, {"tick_ms", 100}};
+}
+
+TEST_F(ReadDaemonTest, ALiveDaemonsStateComesWithARunningDiagnosis) {
+  // The test binary passes for the daemon: its comm is the comm of "self".
+  write_state(dir_, getpid());
+  const auto d = read_daemon(dir());
+  ASSERT_FALSE(d.state.is_null());
+  EXPECT_EQ(d.state["pid"], getpid());
+  EXPECT_GE(d.state["state_age_ms"].get<int64_t>(), 0);
+  EXPECT_EQ(d.health["state"], "running");
+}
+
+TEST_F(ReadDaemonTest, ADeadDaemonsLeftoverIsNoStateAndItsDiagnosisSaysSo) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  write_state(dir_, child);
+  const auto d = read_daemon(dir());
+  EXPECT_TRUE(d.state.is_null());
+  EXPECT_EQ(d.health["state"], "died");
+  EXPECT_NE(d.health["why"].get<std::string>().find(std::to_string(child)), std::string::npos);
+}
+
+TEST_F(ReadDaemonTest, NoStateFileIsNotRunning) {
+  const auto d = read_daemon(dir());
+  EXPECT_TRUE(d.state.is_null());
+  EXPECT_EQ(d.health["state"], "not_running");
 }
 
 TEST(StatusJson, ADaemonThatIsNotDecidingIsTheReasonOfFailOpenAndOfFailStatic) {

@@ -9,7 +9,9 @@
 #include <sys/timerfd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -153,9 +155,14 @@ void Daemon::load_runtime_changes() {
   if (!changes) {
     // Kept for the operator to read; starting without them is safer than
     // not starting at all.
-    (void)std::rename(path.c_str(), (path + ".invalid").c_str());
-    spdlog::error("runtime changes in {} ignored ({}); moved to {}.invalid", path,
-                  changes.error().message, path);
+    const std::string kept = path + ".invalid";
+    if (std::rename(path.c_str(), kept.c_str()) != 0) {
+      spdlog::error("runtime changes in {} ignored ({}); left in place, cannot move to {}: {}", path,
+                    changes.error().message, kept, std::strerror(errno));
+    } else {
+      spdlog::error("runtime changes in {} ignored ({}); moved to {}", path, changes.error().message,
+                    kept);
+    }
     return;
   }
   runtime_ = std::move(*changes);

@@ -3,7 +3,8 @@
 # JSON), runtime tuning (mode, action, pin with expiry, class override, ports,
 # prefixes, reset), the level file and GET /level, /metrics checked by
 # promtool, events from real sheds, top in tmux (q and Ctrl-C), the locks
-# against a second daemon, and status once the daemon is gone.
+# against a second daemon, status once the daemon is gone, and saved runtime
+# changes that cannot be read.
 source "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || fail "promtool is required (Debian package prometheus)"
 command -v tmux >/dev/null || fail "tmux is required"
@@ -204,3 +205,17 @@ es mode off --iface "$SRV_IF" | grep -q "written to the data plane directly" || 
 out=$(es pin high 2>&1) && fail "pin without daemon succeeded"
 grep -q "needs the daemon" <<<"$out" || fail "pin message: $out"
 pass "without the daemon: status says so, mode off works, pin explains why not"
+
+# Saved runtime changes that cannot be read: the daemon starts without them
+# and keeps the file, renamed, for the operator.
+echo '{"mode": ' >"$run_dir/runtime.json"
+nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$work/edgeshed.toml" >"$log" 2>&1 &
+DAEMON=$!
+LAB_PIDS+=("$DAEMON")
+wait_for "the restarted daemon's first tick" test -s "$run_dir/state.json"
+grep -qF "runtime changes in $run_dir/runtime.json ignored (not JSON); moved to $run_dir/runtime.json.invalid" \
+	"$log" || fail "no word of the unreadable runtime changes: $(cat "$log")"
+[ -f "$run_dir/runtime.json.invalid" ] || fail "the unreadable runtime changes were not kept: $(ls "$run_dir")"
+kill -TERM "$DAEMON"
+wait "$DAEMON" || fail "daemon exit $?"
+pass "unreadable runtime changes: started without them, kept as runtime.json.invalid"

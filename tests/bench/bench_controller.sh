@@ -16,6 +16,7 @@ run_one() {
 	cat >"$cfg" <<TOML
 [daemon]
 tick = "$tick"
+run_dir = "$work/run"
 [dataplane]
 mode = "enforce"
 [[interface]]

@@ -52,9 +52,11 @@ one_run() {
 		# and a shed SYN over it is dropped, to be retried a second later.
 		sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" -e "s|^port = 80$|port = $SVC_PORT|" \
 			-e 's|^action = "rst"$|action = "rst"\nrst_per_sec_per_cpu = 10000000|' \
+			-e "s|^\\[daemon\\]\$|[daemon]\\nrun_dir = \"$base.run\"|" \
 			"$ROOT/scripts/demo.toml" >"$base.toml"
 		grep -q '^rst_per_sec_per_cpu = 10000000$' "$base.toml" || { echo "no RST budget in $base.toml" >&2; return 1; }
 		[ "$(grep -c "^port = $SVC_PORT$" "$base.toml")" = 2 ] || { echo "no port $SVC_PORT in $base.toml" >&2; return 1; }
+		grep -q "^run_dir = \"$base.run\"$" "$base.toml" || { echo "no run_dir in $base.toml" >&2; return 1; }
 		"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$base.toml" \
 			>"$base.daemon.log" 2>&1 &
 		daemon=$!

@@ -19,14 +19,16 @@ serve 443
 work=$(mktemp -d)
 LAB_DIRS+=("$work")
 cfg=$work/edgeshed.toml
-# The example config on the lab's interface, with its injected-pressure file
-# in our work folder.
+# The example config on the lab's interface, with its run directory and its
+# injected-pressure file in our work folder.
 sed -e "s|^name = \"eth0\"|name = \"$SRV_IF\"|" \
 	-e 's|^hook = "xdp"|hook = "xdp-generic"|' \
+	-e "s|^run_dir = \"/run/edgeshed\"|run_dir = \"$work/run\"|" \
 	-e "s|^path = \"/run/edgeshed/injected-pressure\"|path = \"$work/injected\"|" \
 	"$SOURCE_DIR/examples/edgeshed.toml" >"$cfg"
 echo 0 >"$work/injected"
 grep -q "$SRV_IF" "$cfg" || fail "example config did not take the lab's interface"
+grep -q "^run_dir = \"$work/run\"" "$cfg" || fail "example config did not take the run directory"
 
 # setpriv's names: "CAP_NET_ADMIN" -> "net_admin".
 bounding() {
@@ -49,7 +51,7 @@ start_limited() {
 	LAB_PIDS+=("$DAEMON")
 }
 
-status() { "$EDGESHED" status --iface "$SRV_IF" --json 2>/dev/null; }
+status() { "$EDGESHED" --run-dir "$work/run" status --iface "$SRV_IF" --json 2>/dev/null; }
 # Ticking (heartbeat fresh) and every signal read, the accept queue included.
 healthy() {
 	local s

@@ -3,7 +3,7 @@
 # from a config template of configs/, the level timeline, jq assertions.
 #   source scenario_lib.sh; scenario_up; start_refserver; start_daemon classic; ...
 # Everything it starts or creates (processes, namespaces, pins, the work
-# folder, a state file left by a killed daemon) goes on every exit path.
+# folder with the daemon's run directory) goes on every exit path.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 : "${REFSERVER:?path of the refserver binary}"
@@ -11,11 +11,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 command -v jq >/dev/null || fail "jq is required"
 
 SC_CONFIGS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/configs"
-SC_STATE=/run/edgeshed/state.json
+SC_STATE= # the daemon's state file, in its run directory in SC_WORK
 SC_WORK=
-SC_DAEMONS=() # every daemon started, for the state file's cleanup
+SC_DAEMONS=() # every daemon started
 SC_SAMPLER=
-SC_RUN_DIR_EXISTED=0
 SC_T0=$(date +%s%N)
 DAEMON=
 DAEMON_LOG=
@@ -33,9 +32,12 @@ now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 elapsed_s() { awk -v a="$SC_T0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
 scenario_up() {
-	[ -d /run/edgeshed ] && SC_RUN_DIR_EXISTED=1
 	lab_up
 	SC_WORK=$(mktemp -d /tmp/edgeshed-scenario.XXXXXX)
+	# The daemon's run directory (@WORK@/run in configs/): the host's
+	# /run/edgeshed belongs to the host's own daemon, and a killed daemon's
+	# files go with the work folder.
+	SC_STATE=$SC_WORK/run/state.json
 	trap scenario_cleanup EXIT
 	# A copy of the binary for the whole run: a rebuild of the tree during a
 	# scenario must not swap the program between its steps.
@@ -49,7 +51,7 @@ scenario_up() {
 }
 
 scenario_cleanup() {
-	local rc=$? pid st d
+	local rc=$? pid
 	set +e
 	trap '' INT TERM
 	[ -n "$SC_SAMPLER" ] && kill "$SC_SAMPLER" 2>/dev/null && wait "$SC_SAMPLER" 2>/dev/null
@@ -59,14 +61,6 @@ scenario_cleanup() {
 			[ -s "$f" ] && { echo "--- last lines of $(basename "$f")"; tail -n 25 "$f" | cut -c1-300; } >&2
 		done
 	fi
-	# A daemon that did not stop by itself (SIGKILL) leaves its state file:
-	# remove it only if one of ours wrote it.
-	for st in "$SC_STATE" "$SC_STATE.tmp"; do
-		[ -e "$st" ] || continue
-		pid=$(jq -r '.pid // empty' "$st" 2>/dev/null)
-		for d in "${SC_DAEMONS[@]}"; do [ "$pid" = "$d" ] && rm -f "$st"; done
-	done
-	[ "$SC_RUN_DIR_EXISTED" = 1 ] || rmdir /run/edgeshed 2>/dev/null
 	# Detached here, with the copy of the binary that the work folder holds.
 	[ -d "/sys/fs/bpf/edgeshed/$SRV_IF" ] && in_srv "$EDGESHED" detach --iface "$SRV_IF" >/dev/null 2>&1
 	rm -rf "/sys/fs/bpf/edgeshed/$SRV_IF"
@@ -98,12 +92,12 @@ start_refserver() {
 }
 
 # render_config TEMPLATE [KEY=VALUE...]: configs/TEMPLATE.toml with @IFACE@,
-# @SERVER@ and each @KEY@ filled in; prints the path of the result.
+# @SERVER@, @WORK@ and each @KEY@ filled in; prints the path of the result.
 render_config() {
 	local name=$1 out kv
 	shift
 	out=$SC_WORK/$name.$((DAEMON_RUNS + 1)).toml
-	local sed_args=(-e "s|@IFACE@|$SRV_IF|g" -e "s|@SERVER@|$SRV_V4|g")
+	local sed_args=(-e "s|@IFACE@|$SRV_IF|g" -e "s|@SERVER@|$SRV_V4|g" -e "s|@WORK@|$SC_WORK|g")
 	for kv in "$@"; do sed_args=(-e "s|@${kv%%=*}@|${kv#*=}|g" "${sed_args[@]}"); done
 	sed "${sed_args[@]}" "$SC_CONFIGS/$name.toml" >"$out"
 	if grep -n '@[A-Z_]*@' "$out" >&2; then fail "placeholders left in $out"; fi
@@ -147,7 +141,7 @@ wait_until() {
 	fail "timed out after ${n}00 ms waiting for: $what"
 }
 
-es_status() { "$EDGESHED" status --iface "${1:-$SRV_IF}" --json; }
+es_status() { "$EDGESHED" --run-dir "$SC_WORK/run" status --iface "${1:-$SRV_IF}" --json; }
 # The level in the state file, if the current daemon wrote it.
 daemon_level() {
 	jq -r --argjson p "${DAEMON:-0}" 'if .pid == $p then .level else "none" end' "$SC_STATE" 2>/dev/null || echo none

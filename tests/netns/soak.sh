@@ -82,8 +82,6 @@ MAX_CYCLES=$((SOAK_SECONDS / (OVER_S + CALM_S) + 1))
 	fail "SOAK_SECONDS=$SOAK_SECONDS is under 3 cycles of about ${CYCLE_S} s: no trend to judge"
 
 scenario_up
-# The daemon's run_dir is in the work folder (configs/soak.toml).
-SC_STATE=$SC_WORK/run/state.json
 FAILURES=()
 violation() { FAILURES+=("$*"); echo "VIOLATION: $*" >&2; }
 
@@ -99,7 +97,7 @@ for i in $(seq 51); do
 done
 
 echo 0 >"$SC_WORK/injected"
-start_daemon soak "WORK=$SC_WORK" "PORT=$SOAK_PORT" "PROBE_PORT=$PROBE_PORT"
+start_daemon soak "PORT=$SOAK_PORT" "PROBE_PORT=$PROBE_PORT"
 sleep 3 # the first ticks: every source has read once
 
 # ---- sampling ----------------------------------------------------------
@@ -141,9 +139,8 @@ syn_retrans() {
 	in_cli awk '/^TcpExt:/ { if (!n) { for (i = 1; i <= NF; i++) col[$i] = i; n = 1 } else print $col["TCPSynRetrans"] }' \
 		/proc/net/netstat
 }
-# The state file, once it is our daemon's: /run/edgeshed/state.json is one
-# per host, and another daemon on the same host (another lab) rewrites it
-# too. A bounded wait; empty when it never was ours.
+# The state file, once it is our daemon's (a restarted daemon rewrites it
+# from its first tick). A bounded wait; empty when it never was ours.
 our_state() {
 	local i j
 	for i in $(seq 20); do

@@ -19,14 +19,16 @@ injected=$work/injected
 log=$work/log
 echo 0 >"$injected"
 
-# The example, pointed at the lab: its interface, enforcing, and its
-# injected-pressure file in our work folder.
+# The example, pointed at the lab: its interface, enforcing, and its run
+# directory and injected-pressure file in our work folder.
 sed -e "s|^name = \"eth0\"|name = \"$SRV_IF\"|" \
 	-e 's|^hook = "xdp"|hook = "xdp-generic"|' \
 	-e 's|^mode = "observe"|mode = "enforce"|' \
+	-e "s|^run_dir = \"/run/edgeshed\"|run_dir = \"$work/run\"|" \
 	-e "s|^path = \"/run/edgeshed/injected-pressure\"|path = \"$injected\"|" \
 	"$EXAMPLES/edgeshed.toml" >"$cfg"
-grep -q "$SRV_IF" "$cfg" && grep -q "$injected" "$cfg" || fail "example config did not take the lab's values"
+grep -q "$SRV_IF" "$cfg" && grep -q "$injected" "$cfg" && grep -q "^run_dir = \"$work/run\"" "$cfg" ||
+	fail "example config did not take the lab's values"
 # A probe runs on a thread of its own: signals must still reach the loop.
 cat >>"$cfg" <<TOML
 
@@ -52,7 +54,7 @@ start_daemon() {
 	LAB_PIDS+=("$DAEMON")
 	wait_for "daemon running" grep -q "running:" "$log"
 }
-status() { "$EDGESHED" status --iface "$SRV_IF" --json; }
+status() { "$EDGESHED" --run-dir "$work/run" status --iface "$SRV_IF" --json; }
 level_is() { [ "$(status | jq .level)" = "$1" ]; }
 
 start_daemon "$cfg"

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <ranges>
 #include <utility>
 
 namespace edgeshed::config {

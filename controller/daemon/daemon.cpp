@@ -178,9 +178,8 @@ void Daemon::load_runtime_changes() {
 void Daemon::save_runtime_changes() {
   const std::string path = run_path(kRuntimeFileName);
   if (runtime_.empty()) {
-    if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
-      spdlog::error("cannot remove {} ({}): a restart would bring back the cleared changes", path,
-                    std::strerror(errno));
+    if (auto s = remove_file(path); !s) {
+      spdlog::error("{}: a restart would bring back the cleared changes", s.error().message);
     }
     return;
   }

@@ -2,10 +2,7 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -79,12 +76,6 @@ Status record_start_failure(const std::string& run_dir, const std::string& error
   return write_history(run_dir, starts);
 }
 
-Status forget_start_history(const std::string& run_dir) {
-  const std::string path = history_path(run_dir);
-  if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
-    return make_error(path + ": cannot remove: " + std::strerror(errno));
-  }
-  return {};
-}
+Status forget_start_history(const std::string& run_dir) { return remove_file(history_path(run_dir)); }
 
 }  // namespace edgeshed::daemon

@@ -71,6 +71,13 @@ nlohmann::ordered_json to_json(const StateSnapshot& s) {
   return j;
 }
 
+Status remove_file(const std::string& path) {
+  if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
+    return make_error(path + ": cannot remove: " + std::strerror(errno));
+  }
+  return {};
+}
+
 Status write_file_atomically(const std::string& path, const std::string& content, mode_t mode) {
   std::string tmp = path + ".tmp";
   Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));

@@ -39,6 +39,8 @@ nlohmann::ordered_json to_json(const StateSnapshot& s);
 // Writes to a temporary file and renames it over the path: readers never
 // see half a file.
 Status write_file_atomically(const std::string& path, const std::string& content, mode_t mode);
+// Removes path; one that is already absent counts as removed.
+Status remove_file(const std::string& path);
 Status write_state(const nlohmann::ordered_json& state, const std::string& path);
 // Creates the run directory if needed.
 Status make_run_dir(const std::string& dir);

@@ -29,6 +29,8 @@ packages=(
 	# benchmarks: the alternatives to edgeshed, and tools of the lab.
 	# nginx and haproxy run only inside a bench's namespace, never as services.
 	nftables iptables nginx haproxy ethtool gawk
+	# the controller under CPU starvation (netns test)
+	stress-ng
 )
 
 if [ "$(id -u)" -ne 0 ]; then

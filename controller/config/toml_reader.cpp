@@ -210,6 +210,24 @@ bool TableReader::integer(std::string_view key, uint32_t& out, uint64_t min, uin
   return true;
 }
 
+bool TableReader::signed_integer(std::string_view key, int32_t& out, int32_t min, int32_t max) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return false;
+  const std::string range =
+      "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (!node->is_integer()) {
+    invalid(key, range);
+    return false;
+  }
+  const int64_t value = node->as_integer()->get();
+  if (value < min || value > max) {
+    invalid(key, range);
+    return false;
+  }
+  out = static_cast<int32_t>(value);
+  return true;
+}
+
 bool TableReader::boolean(std::string_view key, bool& out) {
   const toml::node* node = get(key);
   if (node == nullptr) return false;

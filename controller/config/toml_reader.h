@@ -59,6 +59,7 @@ class TableReader {
                 std::chrono::nanoseconds max, bool zero_allowed = false);
   bool number(std::string_view key, double& out, double min, double max, Bounds bounds);
   bool integer(std::string_view key, uint32_t& out, uint64_t min, uint64_t max);
+  bool signed_integer(std::string_view key, int32_t& out, int32_t min, int32_t max);
   bool boolean(std::string_view key, bool& out);
   bool string(std::string_view key, std::string& out);
 

@@ -64,6 +64,10 @@ std::string_view to_string(SignalKind value) {
       return "synthetic";
     case SignalKind::kFile:
       return "file";
+    case SignalKind::kKernelLatency:
+      return "kernel_latency";
+    case SignalKind::kLimit:
+      return "limit";
   }
   return "unknown";
 }
@@ -96,6 +100,8 @@ constexpr uint64_t kMaxConnections = 1'000'000;
 constexpr uint64_t kMaxRate = 1'000'000'000;
 constexpr std::size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1
 constexpr std::size_t kMaxSignalName = 64;
+constexpr int32_t kMinNice = -20;  // setpriority(2)'s range
+constexpr int32_t kMaxNice = 19;
 
 const std::initializer_list<std::pair<std::string_view, law::TrafficClass>> kClassNames = {
     {"critical", law::TrafficClass::kCritical},
@@ -124,6 +130,7 @@ void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
                      {"off", std::string("off")}})) {
     daemon.log_level = log_level;
   }
+  reader.signed_integer("nice", daemon.nice, kMinNice, kMaxNice);
   if (reader.string("run_dir", daemon.run_dir) &&
       (daemon.run_dir.empty() || daemon.run_dir.front() != '/')) {
     reader.invalid("run_dir", "must be an absolute path");
@@ -233,6 +240,10 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
     }
   }
   reader.choice("class", port.traffic_class, kClassNames);
+  nanoseconds objective{0};
+  if (reader.duration("latency_objective", objective, milliseconds(1), minutes(1))) {
+    port.latency_objective = objective;
+  }
   ports.push_back(port);
 }
 
@@ -602,7 +613,9 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
                                          {"prometheus", SignalKind::kPrometheus},
                                          {"probe", SignalKind::kProbe},
                                          {"synthetic", SignalKind::kSynthetic},
-                                         {"file", SignalKind::kFile}});
+                                         {"file", SignalKind::kFile},
+                                         {"kernel_latency", SignalKind::kKernelLatency},
+                                         {"limit", SignalKind::kLimit}});
   reader.require("target");
   reader.number("target", signal.target, 0.0, kInfinity, Bounds::kOpenMin);
   reader.boolean("hard_safety", signal.hard_safety);
@@ -634,6 +647,37 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
   signal.source_name = source_name;
   signal.path = reader.path();
   signals.push_back(std::move(signal));
+}
+
+// What a config that names no [[signal]] gets: how full the adaptive limit
+// is, which needs nothing from the service and rises whenever the limit
+// sheds. A port's latency objective is a signal in any config.
+void add_default_signals(Config& config, std::string_view source_name) {
+  auto synthesized = [&](std::string name, SignalKind kind, double target, std::string path) {
+    SignalConfig signal;
+    signal.name = std::move(name);
+    signal.kind = kind;
+    signal.target = target;
+    signal.source_name = source_name;
+    signal.path = std::move(path);
+    return signal;
+  };
+  if (config.signals.empty()) {
+    config.default_signals = true;
+    config.signals.push_back(synthesized("limit", SignalKind::kLimit, 1.0, "(default signal)"));
+  }
+  for (size_t i = 0; i < config.ports.size(); ++i) {
+    const PortConfig& port = config.ports[i];
+    if (!port.latency_objective) continue;
+    SignalConfig signal = synthesized(
+        "latency_objective_" + std::to_string(port.port), SignalKind::kKernelLatency,
+        std::chrono::duration<double>(*port.latency_objective).count(),
+        "port[" + std::to_string(i) + "].latency_objective");
+    signal.params.insert("measure", "response");
+    signal.params.insert("statistic", "p99");
+    signal.params.insert("port", static_cast<int64_t>(port.port));
+    config.signals.push_back(std::move(signal));
+  }
 }
 
 // Parses the whole document; errors are collected, not fatal.
@@ -696,6 +740,7 @@ Config parse_document(const toml::table& document, std::string_view source_name,
       parse_signal(reader, source_name, config.daemon, config.signals, seen);
     });
   }
+  add_default_signals(config, source_name);
   if (!config.latency_signal.empty()) {
     bool found = std::any_of(config.signals.begin(), config.signals.end(),
                              [&](const SignalConfig& s) { return s.name == config.latency_signal; });

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,8 @@ enum class SignalKind {
   kProbe,
   kSynthetic,
   kFile,
+  kKernelLatency,  // response or connection time measured by the data plane
+  kLimit,          // in-flight over the adaptive limit
 };
 
 std::string_view to_string(OnExit value);
@@ -69,6 +72,9 @@ struct DaemonConfig {
   std::chrono::nanoseconds heartbeat_timeout = std::chrono::seconds(1);
   law::AllStalePolicy all_stale = law::AllStalePolicy::kHold;
   std::string log_level = "info";  // spdlog level name
+  // Scheduling priority the daemon raises itself to: it must keep deciding
+  // when the host is starved of CPU, which is when shedding matters.
+  int32_t nice = -10;
   // State file, level file, control socket, runtime changes and locks.
   std::string run_dir = "/run/edgeshed";
 };
@@ -100,6 +106,9 @@ struct InterfaceConfig {
 struct PortConfig {
   uint16_t port = 0;
   law::TrafficClass traffic_class = law::TrafficClass::kNormal;
+  // p99 response time the operator wants (as the kernel measures it); when
+  // set, a kernel_latency signal with this target joins the signals.
+  std::optional<std::chrono::nanoseconds> latency_objective;
 };
 
 struct PrefixConfig {
@@ -142,6 +151,9 @@ struct Config {
   // algorithm adapts to, e.g. a probe's connect time; empty: none.
   std::string latency_signal;
   std::vector<SignalConfig> signals;
+  // No [[signal]] was configured: the daemon's own defaults (how full the
+  // adaptive limit is) were filled in.
+  bool default_signals = false;
   law::CriticalFloor critical_floor;
   uint32_t critical_cap = law::kUnlimited;  // default cap of critical at level critical
 

@@ -284,8 +284,13 @@ config::Config RuntimeChanges::applied_to(config::Config cfg) const {
   for (const auto& [port, cls] : ports_) {
     auto it = std::find_if(cfg.ports.begin(), cfg.ports.end(),
                            [p = port](const config::PortConfig& pc) { return pc.port == p; });
-    if (it != cfg.ports.end()) cfg.ports.erase(it);
-    if (cls) cfg.ports.push_back({port, *cls});
+    if (it == cfg.ports.end()) {
+      if (cls) cfg.ports.push_back({.port = port, .traffic_class = *cls, .latency_objective = {}});
+    } else if (cls) {
+      it->traffic_class = *cls;  // the rest of the port's config stays
+    } else {
+      cfg.ports.erase(it);
+    }
   }
   for (const auto& [cidr, cls] : prefixes_) {
     auto prefix = config::parse_ip_prefix(cidr).value();  // canonical when stored

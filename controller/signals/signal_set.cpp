@@ -78,6 +78,29 @@ Result<std::unique_ptr<SignalSource>> make_dataplane_rate(
       std::make_unique<DataplaneRateSignal>(readers.stats, c, class_id));
 }
 
+// [[signal]] kind = "kernel_latency": measure = "response" (default; from a
+// request's arrival to the server's first byte back) | "connection" (from
+// establishment to the server's close), statistic = "p99" (default) | "p90" |
+// "p50" | "mean" over the daemon's latency window, port = one protected port
+// (default: the worst of them). Seconds.
+Result<std::unique_ptr<SignalSource>> make_kernel_latency(
+    const config::SignalConfig& cfg, const SignalSet::DataplaneReaders& readers) {
+  ParamReader p(cfg, "kernel_latency", {"measure", "statistic", "port"});
+  const auto measure = p.choice("measure", {"response", "connection"}, "response");
+  const auto statistic = p.choice("statistic", {"p50", "p90", "p99", "mean"}, "p99");
+  std::optional<uint16_t> port;
+  if (p.has("port")) port = static_cast<uint16_t>(p.integer("port", 0, 1, 65535));
+  if (auto s = p.finish(); !s) return s.error();
+  const LatencyStatistic stat = statistic == "p50"   ? LatencyStatistic::kP50
+                                : statistic == "p90" ? LatencyStatistic::kP90
+                                : statistic == "mean" ? LatencyStatistic::kMean
+                                                      : LatencyStatistic::kP99;
+  return std::unique_ptr<SignalSource>(std::make_unique<KernelLatencySignal>(
+      readers.latency,
+      measure == "connection" ? LatencyMeasure::kConnection : LatencyMeasure::kResponse, stat,
+      port));
+}
+
 Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cfg,
                                                   const SignalSet::DataplaneReaders& readers) {
   switch (cfg.kind) {
@@ -102,6 +125,13 @@ Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cf
       return make_accept_queue(cfg, readers);
     case config::SignalKind::kDataplane:
       return make_dataplane_rate(cfg, readers);
+    case config::SignalKind::kKernelLatency:
+      return make_kernel_latency(cfg, readers);
+    case config::SignalKind::kLimit: {
+      ParamReader p(cfg, "limit", {});
+      if (auto s = p.finish(); !s) return s.error();
+      return std::unique_ptr<SignalSource>(std::make_unique<LimitSignal>(readers.limit_use));
+    }
   }
   return make_error(cfg.locate("kind") + ": unknown signal kind");
 }

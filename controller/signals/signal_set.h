@@ -12,6 +12,8 @@
 #include "config/config.h"
 #include "law/pressure.h"
 #include "signals/accept_queue_signal.h"
+#include "signals/kernel_latency_signal.h"
+#include "signals/limit_signal.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -33,6 +35,8 @@ class SignalSet {
     std::function<Result<double>()> inflight_total;
     std::function<Result<QueueSnapshot>()> accept_queue;
     std::function<Result<edgeshed_stats>()> stats;  // summed over CPUs and interfaces
+    std::function<Result<LatencySnapshot>()> latency;
+    std::function<Result<LimitUse>()> limit_use;
   };
 
   static Result<SignalSet> build(const std::vector<config::SignalConfig>& configs,

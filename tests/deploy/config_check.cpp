@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
       [&]() -> edgeshed::Result<double> { return no_dataplane; },
       [&]() -> edgeshed::Result<edgeshed::signals::QueueSnapshot> { return no_dataplane; },
       [&]() -> edgeshed::Result<edgeshed_stats> { return no_dataplane; },
+      [&]() -> edgeshed::Result<edgeshed::signals::LatencySnapshot> { return no_dataplane; },
+      [&]() -> edgeshed::Result<edgeshed::signals::LimitUse> { return no_dataplane; },
   };
   auto signals = edgeshed::signals::SignalSet::build(cfg->signals, readers);
   if (!signals) {

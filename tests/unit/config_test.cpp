@@ -62,7 +62,10 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(config.dataplane.salt_rotation, seconds(60));
   EXPECT_EQ(config.dataplane.rst_per_sec_per_cpu, 1000u);
   EXPECT_TRUE(config.interfaces.empty());
-  EXPECT_TRUE(config.signals.empty());
+  ASSERT_EQ(config.signals.size(), 1u);  // the default: how full the limit is
+  EXPECT_EQ(config.signals[0].kind, SignalKind::kLimit);
+  EXPECT_TRUE(config.default_signals);
+  EXPECT_EQ(config.daemon.nice, -10);
   EXPECT_EQ(config.critical_cap, law::kUnlimited);
   for (law::Level level : law::kAllLevels) {
     for (law::TrafficClass c : law::kAllClasses) {
@@ -106,10 +109,11 @@ TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
   EXPECT_EQ(example.ports[1].port, 443);
   ASSERT_EQ(example.prefixes.size(), 2u);
   EXPECT_EQ(example.prefixes[1].prefix.family, IpFamily::kV6);
-  ASSERT_EQ(example.signals.size(), 4u);
+  ASSERT_EQ(example.signals.size(), 5u);
   EXPECT_EQ(example.signals[1].kind, SignalKind::kAcceptQueue);
   EXPECT_TRUE(example.signals[2].hard_safety);
   EXPECT_EQ(example.signals[3].kind, SignalKind::kFile);
+  EXPECT_EQ(example.signals[4].name, "latency_objective_443");
 }
 
 TEST(ConfigTest, ReadsEverySection) {
@@ -735,7 +739,7 @@ TEST(ConfigErrorTest, SignalOfUnknownKind) {
   EXPECT_EQ(error_of("[[signal]]\nname = \"q\"\nkind = \"cpu\"\ntarget = 1\n"),
             "edgeshed.toml:3:1: signal[0].kind = \"cpu\": must be one of \"inflight\", "
             "\"accept_queue\", \"dataplane\", \"netstat\", \"psi\", \"prometheus\", \"probe\", "
-            "\"synthetic\", \"file\"");
+            "\"synthetic\", \"file\", \"kernel_latency\", \"limit\"");
 }
 
 TEST(ConfigErrorTest, SignalNames) {

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "decide.bpf.h"
+#include "latency.bpf.h"
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 #include "rst.bpf.h"
@@ -118,9 +119,10 @@ static __always_inline int v4_mapped(const __be32 *a)
 	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
 }
 
-/* Class of a passively opened socket, found as the SYN's was. */
+/* Class of a passively opened socket, found as the SYN's was, and its
+ * port's latency slot. */
 static __always_inline int socket_class(struct sock *sk, __u16 port,
-					__u32 *class_id)
+					__u32 *class_id, __u8 *latency_slot)
 {
 	struct edgeshed_config *cfg;
 	struct edgeshed_port *p;
@@ -153,6 +155,7 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 	} else {
 		return -1;
 	}
+	*latency_slot = p->latency_slot;
 	*class_id = classify_source(cfg, family, addr, p->class_id);
 	return *class_id < EDGESHED_NUM_CLASSES ? 0 : -1;
 }
@@ -177,11 +180,17 @@ static __always_inline void inflight_add(__u16 port, __u32 class_id, __s64 d)
  * state: counting until TCP_CLOSE would keep FIN_WAIT2 orphans in the count
  * for up to tcp_fin_timeout. The mark in socket storage makes the pair exact
  * even if the port's class is edited in between.
+ *
+ * Connection time ends at the server's close (server_close()), not at
+ * ESTABLISHED -> CLOSE: that one is a reset, sent by the client (its abort
+ * or timeout, not the server's answer) or by a listener closing with
+ * connections still queued, and would mix those into the service's time.
  */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 {
 	struct edgeshed_sk_state *st;
+	__u8 latency_slot;
 	__u32 class_id;
 	__u16 port;
 
@@ -190,7 +199,7 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 
 	if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
 		port = sk->__sk_common.skc_num;
-		if (socket_class(sk, port, &class_id))
+		if (socket_class(sk, port, &class_id, &latency_slot))
 			return 0;
 		st = bpf_sk_storage_get(&es_sk_state, sk, NULL,
 					BPF_SK_STORAGE_GET_F_CREATE);
@@ -201,18 +210,77 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 		st->established_ns = bpf_ktime_get_ns();
 		st->port = port;
 		st->class_id = class_id;
+		st->latency_slot = latency_slot;
 		st->counted = 1;
 		inflight_add(port, class_id, 1);
 		return 0;
 	}
 
-	if (oldstate == TCP_ESTABLISHED) {
-		st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-		if (!st || !st->counted)
-			return 0;
+	if (oldstate != TCP_ESTABLISHED && oldstate != TCP_CLOSE_WAIT)
+		return 0;
+	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
+	if (!st)
+		return 0;
+	if (server_close(oldstate, newstate))
+		measure_close(st);
+	if (oldstate == TCP_ESTABLISHED && st->counted) {
 		st->counted = 0;
 		inflight_add(st->port, st->class_id, -1);
 	}
+	return 0;
+}
+
+/*
+ * Response time, first half: data arrived on a tracked connection with no
+ * response outstanding, so a request starts now. sock_def_readable() runs
+ * this for sockets still in the accept queue too, so a lazy accept() counts
+ * in the response time. Every socket of the host passes here: anything but
+ * a tracked TCP socket leaves at the first two checks. Not gated on the
+ * counted mark: a request that comes with the client's FIN finds the socket
+ * already in CLOSE_WAIT (tcp_fin() runs before the wake-up), uncounted.
+ * Needs Linux 6.6.
+ */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(edgeshed_request, struct sock *sk)
+{
+	struct edgeshed_sk_state *st;
+
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return 0;
+	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
+	if (!st || st->request_ns ||
+	    st->latency_slot == EDGESHED_LATENCY_NO_SLOT)
+		return 0;
+	if (!tcp_unread(sk))
+		return 0;
+	/* The sender may be clearing it on another CPU: only 0 -> now. */
+	__sync_val_compare_and_swap(&st->request_ns, 0, bpf_ktime_get_ns());
+	return 0;
+}
+
+/*
+ * Response time, second half: the server sends on a connection with a
+ * request outstanding. tcp_sendmsg_locked() is where write(), send() and
+ * sendfile()/splice() (MSG_SPLICE_PAGES since Linux 6.5) all copy into the
+ * socket, under the socket lock and before the copy, so the time is the
+ * first byte's even when a large send then waits for buffer space; and only
+ * TCP sends pay for this program. The tracepoint needs Linux 6.11.
+ * Pipelined requests (the next one arrived before this response) are one
+ * sample: no new arrival restarts the clock.
+ */
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(edgeshed_response, struct sock *sk)
+{
+	struct edgeshed_sk_state *st;
+	__u64 start;
+
+	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
+	if (!st || !st->request_ns)
+		return 0;
+	start = __sync_lock_test_and_set(&st->request_ns, 0);
+	if (start)
+		latency_record(st->latency_slot, EDGESHED_LATENCY_RESPONSE,
+			       bpf_ktime_get_ns() - start);
 	return 0;
 }
 

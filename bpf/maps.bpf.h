@@ -107,6 +107,22 @@ struct {
 	__type(value, struct edgeshed_budget);
 } es_event_budget SEC(".maps");
 
+/* Latency histograms of the protected ports, by latency slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EDGESHED_MAX_LATENCY_PORTS);
+	__type(key, __u32);
+	__type(value, struct edgeshed_latency_slot);
+} es_latency SEC(".maps");
+
+/* Owner port of each latency slot: written and read by userspace only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_MAX_LATENCY_PORTS);
+	__type(key, __u32);
+	__type(value, struct edgeshed_latency_owner);
+} es_latency_ports SEC(".maps");
+
 /* Sampled shed decisions for `edgeshed events` (struct edgeshed_event). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -17,15 +17,7 @@ struct {
 	__type(value, struct edgeshed_port);
 } es_ports SEC(".maps");
 
-/* What the tracker remembers of a counted connection. */
-struct edgeshed_sk_state {
-	__u64 established_ns;
-	__u16 port;
-	__u8 class_id;
-	__u8 counted;
-	__u32 _pad;
-};
-
+/* Value layout: struct edgeshed_sk_state in abi.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

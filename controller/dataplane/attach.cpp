@@ -27,6 +27,11 @@ constexpr uint32_t kTcHandle = 0xed5;
 constexpr uint32_t kTcPriority = 1;
 constexpr const char* kXdpLinkPin = "xdp_link";
 constexpr const char* kTrackerLinkPin = "tracker_link";
+constexpr const char* kRequestLinkPin = "request_link";
+constexpr const char* kResponseLinkPin = "response_link";
+// Every link edgeshed pins: detach removes them all.
+constexpr const char* kLinkPins[] = {kXdpLinkPin, kTrackerLinkPin, kRequestLinkPin,
+                                     kResponseLinkPin};
 
 Status require_root() {
   if (geteuid() != 0) {
@@ -144,16 +149,17 @@ Result<bool> attach_tc(const Skeleton& skel, int ifindex, const AttachOptions& o
   return created;
 }
 
-// Tracing links cannot swap programs, so the new tracker is attached before
-// the old one is released; the counted mark keeps the overlap from
-// counting a connection twice.
-Status attach_tracker(const Skeleton& skel, const std::string& dir) {
-  std::string pin = dir + "/" + kTrackerLinkPin;
+// Tracing links cannot swap programs, so a new one is attached before the
+// old one is released: the tracker's counted mark, the latency programs'
+// request stamp (taken once) and close mark keep the overlap from counting
+// a connection or a sample twice.
+Status attach_tracing(bpf_program* prog, const std::string& dir, const char* pin_name,
+                      const std::string& what) {
+  std::string pin = dir + "/" + pin_name;
   std::string fresh = pin + "_new";  // bpffs names may not contain dots
-  bpf_link* link = bpf_program__attach(skel->progs.edgeshed_track);
+  bpf_link* link = bpf_program__attach(prog);
   if (!link) {
-    return make_error("cannot attach the in-flight tracker (tp_btf/inet_sock_set_state): " +
-                      errno_text(errno));
+    return make_error("cannot attach the " + what + ": " + errno_text(errno));
   }
   unlink(fresh.c_str());
   int err = bpf_link__pin(link, fresh.c_str());
@@ -161,12 +167,35 @@ Status attach_tracker(const Skeleton& skel, const std::string& dir) {
   bpf_link__destroy(link);
   if (err) return make_error("cannot pin " + fresh + ": " + errno_text(err));
   if (exists(pin) && unlink(pin.c_str()) != 0) {
-    return make_error("cannot release the old tracker " + pin + ": " + errno_text(errno));
+    return make_error("cannot release the old " + what + " " + pin + ": " + errno_text(errno));
   }
   if (rename(fresh.c_str(), pin.c_str()) != 0) {
     return make_error("cannot rename " + fresh + ": " + errno_text(errno));
   }
   return {};
+}
+
+// The in-flight tracker (which also ends the connection time) and the two
+// halves of the response time.
+Status attach_tracker(const Skeleton& skel, const std::string& dir) {
+  if (auto s = attach_tracing(skel->progs.edgeshed_track, dir, kTrackerLinkPin,
+                              "in-flight tracker (tp_btf/inet_sock_set_state)");
+      !s) {
+    return s;
+  }
+  if (!skel.measures_response()) {
+    // An older kernel: no response time; no link of an earlier load either.
+    unlink((dir + "/" + kRequestLinkPin).c_str());
+    unlink((dir + "/" + kResponseLinkPin).c_str());
+    return {};
+  }
+  if (auto s = attach_tracing(skel->progs.edgeshed_request, dir, kRequestLinkPin,
+                              "request timer (tp_btf/sk_data_ready, Linux 6.6+)");
+      !s) {
+    return s;
+  }
+  return attach_tracing(skel->progs.edgeshed_response, dir, kResponseLinkPin,
+                        "response timer (tp_btf/tcp_sendmsg_locked, Linux 6.11+)");
 }
 
 // Reads the ABI and hook of an attached data plane before libbpf touches
@@ -311,7 +340,7 @@ Status detach(const std::string& iface) {
       }
     }
   }
-  for (const char* link_pin : {kXdpLinkPin, kTrackerLinkPin}) {
+  for (const char* link_pin : kLinkPins) {
     std::string pin = dir + "/" + link_pin;
     if (Fd link(bpf_obj_get(pin.c_str())); link.valid()) bpf_link_detach(link.get());
   }

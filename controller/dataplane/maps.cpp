@@ -66,6 +66,8 @@ Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
       {&m.stats_, skel->maps.es_stats},
       {&m.inflight_, skel->maps.es_inflight},
       {&m.inflight_cls_, skel->maps.es_inflight_cls},
+      {&m.latency_, skel->maps.es_latency},
+      {&m.latency_ports_, skel->maps.es_latency_ports},
   };
   for (auto [fd, map] : all) {
     auto r = dup_map_fd(map);
@@ -77,8 +79,21 @@ Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
 
 Result<Maps> Maps::open_pinned(const std::string& dir) {
   Maps m;
+  // The config map first: its ABI version is checked before any other map
+  // is opened, so that no caller ever misreads another ABI's maps and an
+  // older data plane, which lacks some of ours, is named as such.
+  auto config = open_pin(dir, "es_config");
+  if (!config) return config.error();
+  m.config_ = std::move(config).value();
+  auto cfg = m.read_config();
+  if (!cfg) return cfg.error();
+  if (cfg->abi_version != EDGESHED_ABI_VERSION) {
+    return make_error("the data plane pinned in " + dir + " has ABI version " +
+                      std::to_string(cfg->abi_version) + ", this edgeshed speaks " +
+                      std::to_string(EDGESHED_ABI_VERSION) +
+                      "; run `edgeshed detach` on that interface first (it removes any version), then attach again");
+  }
   const std::pair<Fd*, const char*> all[] = {
-      {&m.config_, "es_config"},
       {&m.control_, "es_control"},
       {&m.policy_, "es_policy"},
       {&m.ports_, "es_ports"},
@@ -87,20 +102,13 @@ Result<Maps> Maps::open_pinned(const std::string& dir) {
       {&m.stats_, "es_stats"},
       {&m.inflight_, "es_inflight"},
       {&m.inflight_cls_, "es_inflight_cls"},
+      {&m.latency_, "es_latency"},
+      {&m.latency_ports_, "es_latency_ports"},
   };
   for (auto [fd, name] : all) {
     auto r = open_pin(dir, name);
     if (!r) return r.error();
     *fd = std::move(r).value();
-  }
-  // Checked here so that no caller ever misreads another ABI's maps.
-  auto cfg = m.read_config();
-  if (!cfg) return cfg.error();
-  if (cfg->abi_version != EDGESHED_ABI_VERSION) {
-    return make_error("the data plane pinned in " + dir + " has ABI version " +
-                      std::to_string(cfg->abi_version) + ", this edgeshed speaks " +
-                      std::to_string(EDGESHED_ABI_VERSION) +
-                      "; run `edgeshed detach` on that interface first (it removes any version), then attach again");
   }
   return m;
 }
@@ -143,15 +151,60 @@ Result<edgeshed_policy_set> Maps::read_active_policy() const {
 }
 
 Status Maps::set_ports(const std::vector<PortClass>& ports) const {
-  std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);
-  std::vector<edgeshed_port> values(EDGESHED_NUM_PORTS);
-  for (uint32_t i = 0; i < EDGESHED_NUM_PORTS; ++i) keys[i] = i;
   for (const auto& p : ports) {
     if (p.class_id >= EDGESHED_NUM_CLASSES) {
       return make_error("port " + std::to_string(p.port) + ": class id out of range");
     }
+  }
+  auto owners = read_latency_owners();
+  if (!owners) return owners.error();
+  // Slots of ports that stay protected stay theirs; the others are freed.
+  std::vector<uint8_t> slot_of(EDGESHED_NUM_PORTS, EDGESHED_LATENCY_NO_SLOT);
+  LatencyOwners next{};
+  for (uint32_t s = 0; s < EDGESHED_MAX_LATENCY_PORTS; ++s) {
+    const auto& o = (*owners)[s];
+    if (!o.in_use) continue;
+    for (const auto& p : ports) {
+      if (p.port == o.port) {
+        slot_of[p.port] = static_cast<uint8_t>(s);
+        next[s] = o;
+        break;
+      }
+    }
+  }
+  // New ports take free slots, zeroed first so they start from nothing.
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
+  const std::vector<edgeshed_latency_slot> zero(static_cast<size_t>(cpus));
+  uint32_t free_slot = 0;
+  for (const auto& p : ports) {
+    if (slot_of[p.port] != EDGESHED_LATENCY_NO_SLOT) continue;
+    while (free_slot < EDGESHED_MAX_LATENCY_PORTS && next[free_slot].in_use) ++free_slot;
+    if (free_slot == EDGESHED_MAX_LATENCY_PORTS) break;
+    if (auto s = update(latency_, &free_slot, zero.data(), "latency map"); !s) return s;
+    next[free_slot] = {p.port, 1};
+    slot_of[p.port] = static_cast<uint8_t>(free_slot);
+  }
+  std::array<uint32_t, EDGESHED_MAX_LATENCY_PORTS> slots{};
+  for (uint32_t s = 0; s < EDGESHED_MAX_LATENCY_PORTS; ++s) slots[s] = s;
+  __u32 n = EDGESHED_MAX_LATENCY_PORTS;
+  bpf_map_batch_opts batch{};
+  batch.sz = sizeof(batch);
+  batch.elem_flags = BPF_ANY;
+  if (bpf_map_update_batch(latency_ports_.get(), slots.data(), next.data(), &n, &batch)) {
+    return make_error("cannot write latency slot map: " + errno_text(errno));
+  }
+
+  std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);
+  std::vector<edgeshed_port> values(EDGESHED_NUM_PORTS);
+  for (uint32_t i = 0; i < EDGESHED_NUM_PORTS; ++i) {
+    keys[i] = i;
+    values[i].latency_slot = EDGESHED_LATENCY_NO_SLOT;
+  }
+  for (const auto& p : ports) {
     values[p.port].protected_port = 1;
     values[p.port].class_id = static_cast<__u8>(p.class_id);
+    values[p.port].latency_slot = slot_of[p.port];
   }
   // One syscall for the whole table: the data plane sees either the old or
   // the new entry of each port, never a half-written one.
@@ -279,6 +332,67 @@ Result<uint64_t> Maps::read_inflight_port(uint16_t port) const {
   uint64_t v = 0;
   if (auto s = lookup(inflight_, &key, &v, "in-flight map"); !s) return s.error();
   return v;
+}
+
+Result<Maps::LatencyOwners> Maps::read_latency_owners() const {
+  LatencyOwners owners{};
+  std::array<uint32_t, EDGESHED_MAX_LATENCY_PORTS> slots{};
+  __u32 count = EDGESHED_MAX_LATENCY_PORTS;
+  __u32 out_batch = 0;
+  bpf_map_batch_opts opts{};
+  opts.sz = sizeof(opts);
+  // One syscall; ENOENT only says the walk reached the end. An array map
+  // walks in key order, so owners[i] is slot i's.
+  if (bpf_map_lookup_batch(latency_ports_.get(), nullptr, &out_batch, slots.data(), owners.data(),
+                           &count, &opts) != 0 &&
+      errno != ENOENT) {
+    return make_error("cannot read latency slot map: " + errno_text(errno));
+  }
+  if (count != EDGESHED_MAX_LATENCY_PORTS) {
+    return make_error("latency slot map: read " + std::to_string(count) + " slots of " +
+                      std::to_string(EDGESHED_MAX_LATENCY_PORTS));
+  }
+  return owners;
+}
+
+Result<std::vector<signals::PortLatency>> Maps::read_latency() const {
+  auto owners = read_latency_owners();
+  if (!owners) return owners.error();
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
+  std::vector<edgeshed_latency_slot> per_cpu(static_cast<size_t>(cpus));
+  std::vector<signals::PortLatency> out;
+  for (uint32_t s = 0; s < EDGESHED_MAX_LATENCY_PORTS; ++s) {
+    if (!(*owners)[s].in_use) continue;
+    if (auto st = lookup(latency_, &s, per_cpu.data(), "latency map"); !st) return st.error();
+    signals::PortLatency p;
+    p.port = (*owners)[s].port;
+    for (const auto& c : per_cpu) {
+      for (size_t m = 0; m < signals::kLatencyMeasures; ++m) {
+        p.measures[m].count += c.measure[m].count;
+        p.measures[m].sum_ns += c.measure[m].sum_ns;
+        for (size_t b = 0; b < EDGESHED_LATENCY_BUCKETS; ++b) {
+          p.measures[m].buckets[b] += c.measure[m].buckets[b];
+        }
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+Result<std::vector<uint16_t>> Maps::unmeasured_ports() const {
+  auto ports = read_ports();
+  if (!ports) return ports.error();
+  auto owners = read_latency_owners();
+  if (!owners) return owners.error();
+  std::vector<uint16_t> out;
+  for (const auto& p : *ports) {
+    bool measured = false;
+    for (const auto& o : *owners) measured = measured || (o.in_use && o.port == p.port);
+    if (!measured) out.push_back(p.port);
+  }
+  return out;
 }
 
 }  // namespace edgeshed

@@ -11,6 +11,7 @@
 #include "config/ip_prefix.h"
 #include "dataplane/fd.h"
 #include "edgeshed/abi.h"
+#include "signals/latency_window.h"
 
 namespace edgeshed {
 
@@ -38,6 +39,12 @@ class Maps {
   Result<edgeshed_policy_set> read_active_policy() const;
 
   // Replaces the whole port table: ports not listed become unprotected.
+  // Each protected port gets a latency slot: one it already had keeps it
+  // (its histograms go on), a new one takes a free slot whose histograms
+  // are zeroed. Only the first EDGESHED_MAX_LATENCY_PORTS ports (in the
+  // order given, after those keeping theirs) are measured; the rest are
+  // protected and counted but have no latency, which read_latency shows by
+  // leaving them out (unmeasured_ports() lists them).
   Status set_ports(const std::vector<PortClass>& ports) const;
   Result<std::vector<PortClass>> read_ports() const;
   // Adds or replaces a source-prefix override and keeps the trie sizes in
@@ -52,10 +59,20 @@ class Maps {
   Result<ClassCounts> read_inflight_classes() const;
   Result<uint64_t> read_inflight_port(uint16_t port) const;
 
+  // Cumulative latency histograms (both measures) of each protected port
+  // with a latency slot, summed over CPUs: one small read of the slot
+  // owners, then one per-CPU lookup per slot in use.
+  Result<std::vector<signals::PortLatency>> read_latency() const;
+  // Protected ports that have no latency slot (more than the slots).
+  Result<std::vector<uint16_t>> unmeasured_ports() const;
+
  private:
   Status adjust_prefix_count(config::IpFamily family, int delta) const;
+  using LatencyOwners = std::array<edgeshed_latency_owner, EDGESHED_MAX_LATENCY_PORTS>;
+  Result<LatencyOwners> read_latency_owners() const;
 
   Fd config_, control_, policy_, ports_, src4_, src6_, stats_, inflight_, inflight_cls_;
+  Fd latency_, latency_ports_;
 };
 
 // CLOCK_MONOTONIC in nanoseconds: the clock of bpf_ktime_get_ns().

@@ -1,5 +1,6 @@
 #include "dataplane/skeleton.h"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "dataplane/errno_message.h"
@@ -8,6 +9,29 @@
 namespace edgeshed {
 
 void SkeletonDeleter::operator()(edgeshed_bpf* skel) const { edgeshed_bpf__destroy(skel); }
+
+namespace {
+
+// Whether the running kernel has a tracepoint (its btf_trace_ typedef).
+bool kernel_has_tracepoint(const btf* vmlinux, const char* name) {
+  const std::string type = std::string("btf_trace_") + name;
+  return vmlinux && btf__find_by_name_kind(vmlinux, type.c_str(), BTF_KIND_TYPEDEF) >= 0;
+}
+
+// The response timer needs sk_data_ready (Linux 6.6) and tcp_sendmsg_locked
+// (6.11). On an older kernel both halves are left out, so that the data
+// plane still loads: no response time, everything else as before.
+void drop_unsupported_latency(edgeshed_bpf* skel) {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  const bool supported = kernel_has_tracepoint(vmlinux, "sk_data_ready") &&
+                         kernel_has_tracepoint(vmlinux, "tcp_sendmsg_locked");
+  btf__free(vmlinux);
+  if (supported) return;
+  bpf_program__set_autoload(skel->progs.edgeshed_request, false);
+  bpf_program__set_autoload(skel->progs.edgeshed_response, false);
+}
+
+}  // namespace
 
 Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
   Skeleton skel(edgeshed_bpf__open());
@@ -23,6 +47,7 @@ Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
       }
     }
   }
+  drop_unsupported_latency(skel.get());
   if (int err = edgeshed_bpf__load(skel.get()); err) {
     std::string hint = err == -EPERM ? " (run as root: CAP_BPF and CAP_NET_ADMIN are needed)" : "";
     if (!pin_dir.empty() && err == -EINVAL) {
@@ -31,6 +56,11 @@ Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
     return make_error("cannot load the BPF programs: " + errno_text(err) + hint);
   }
   return skel;
+}
+
+bool Skeleton::measures_response() const {
+  return bpf_program__autoload(skel_->progs.edgeshed_request) &&
+         bpf_program__autoload(skel_->progs.edgeshed_response);
 }
 
 }  // namespace edgeshed

@@ -19,7 +19,12 @@ class Skeleton {
   // Opens and loads the programs. With a pin directory, every map is reused
   // from its pin there when one exists (adoption keeps counters and state)
   // and pinned there otherwise.
+  // The response timer's programs are left out on a kernel without their
+  // tracepoints (see measures_response()).
   static Result<Skeleton> load(const std::string& pin_dir = "");
+
+  // Whether the response-time programs are loaded (Linux 6.11 and later).
+  bool measures_response() const;
 
   edgeshed_bpf* get() const { return skel_.get(); }
   edgeshed_bpf* operator->() const { return skel_.get(); }

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 2
+#define EDGESHED_ABI_VERSION 3
 
 /* Priority classes; lower value = more important, shed last. */
 enum edgeshed_class {
@@ -171,7 +171,8 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_control) == 16, "control ABI");
 struct edgeshed_port {
 	__u8 protected_port; /* 0: not protected, packets pass */
 	__u8 class_id;	     /* enum edgeshed_class */
-	__u16 _pad;
+	__u8 latency_slot;   /* es_latency index, or EDGESHED_LATENCY_NO_SLOT */
+	__u8 _pad;
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 4, "port ABI");
 
@@ -259,6 +260,144 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_event) == 32, "event ABI");
 
 /* Size of the es_events ring buffer: a power of two multiple of the page. */
 #define EDGESHED_EVENTS_RING_BYTES (256 * 1024)
+
+/*
+ * What the tracker remembers of a passively opened connection on a protected
+ * port, in the es_sk_state socket storage. Pinned with the data plane, so a
+ * layout change is an ABI change (adoption reuses the pinned map).
+ */
+struct edgeshed_sk_state {
+	__u64 established_ns; /* passive open completed (bpf_ktime_get_ns) */
+	__u64 request_ns;     /* an unanswered request arrived; 0: none */
+	__u16 port;	      /* local port, host byte order */
+	__u8 class_id;	      /* enum edgeshed_class */
+	__u8 counted;	      /* in the in-flight counts */
+	__u8 latency_slot;    /* es_latency index, or EDGESHED_LATENCY_NO_SLOT */
+	__u8 close_measured;  /* the server's close was recorded */
+	__u16 _pad;
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_sk_state) == 24, "sk state ABI");
+
+/*
+ * Latency histograms measured in the kernel on the server's sockets, one
+ * slot per protected port (at most EDGESHED_MAX_LATENCY_PORTS ports are
+ * measured; set_ports assigns the slots and writes es_latency_ports).
+ */
+enum edgeshed_latency_measure {
+	/* Request arrival (no response outstanding) to the first byte sent. */
+	EDGESHED_LATENCY_RESPONSE = 0,
+	/* Passive open completed to the server's close. */
+	EDGESHED_LATENCY_CONNECTION = 1,
+	EDGESHED_NUM_LATENCY_MEASURES = 2,
+};
+
+#define EDGESHED_MAX_LATENCY_PORTS 32
+#define EDGESHED_LATENCY_NO_SLOT 0xff
+EDGESHED_ABI_ASSERT(EDGESHED_MAX_LATENCY_PORTS < EDGESHED_LATENCY_NO_SLOT,
+		    "latency slots fit the port entry");
+
+/*
+ * Log-linear buckets: values are in units of 2^UNIT_SHIFT ns (1.024 us).
+ * Units 0..SUB-1 have a bucket each; above, every power of two [2^e, 2^e+1)
+ * is cut into SUB equal buckets, so a bucket is at most 1/SUB (12.5%) of its
+ * lower bound wide. The top power of two ends at 2^(MAX_LOG2+1) units
+ * (68.7 s); longer values are counted in the last bucket.
+ */
+#define EDGESHED_LATENCY_UNIT_SHIFT 10
+#define EDGESHED_LATENCY_SUB_BITS 3
+#define EDGESHED_LATENCY_SUB (1u << EDGESHED_LATENCY_SUB_BITS)
+#define EDGESHED_LATENCY_MAX_LOG2 25
+#define EDGESHED_LATENCY_BUCKETS                                              \
+	(EDGESHED_LATENCY_SUB *                                               \
+	 (EDGESHED_LATENCY_MAX_LOG2 - EDGESHED_LATENCY_SUB_BITS + 2))
+EDGESHED_ABI_ASSERT(EDGESHED_LATENCY_BUCKETS == 192, "latency bucket layout");
+
+struct edgeshed_latency_hist {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 buckets[EDGESHED_LATENCY_BUCKETS];
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_latency_hist) ==
+			    sizeof(__u64) * (2 + EDGESHED_LATENCY_BUCKETS),
+		    "latency histogram ABI");
+
+/* Value of the per-CPU es_latency array, indexed by latency slot. */
+struct edgeshed_latency_slot {
+	struct edgeshed_latency_hist measure[EDGESHED_NUM_LATENCY_MEASURES];
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_latency_slot) ==
+			    EDGESHED_NUM_LATENCY_MEASURES *
+				    sizeof(struct edgeshed_latency_hist),
+		    "latency slot ABI");
+
+/* Value of es_latency_ports, indexed by slot: whose histograms they are.
+ * Written by userspace only; all-zero is a free slot. */
+struct edgeshed_latency_owner {
+	__u16 port;   /* host byte order */
+	__u16 in_use; /* 0: free slot */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_latency_owner) == 4,
+		    "latency owner ABI");
+
+/* Bucket of a duration. BPF has no count-leading-zeros instruction, so the
+ * power of two is found by a branchy binary search (v < 2^26 here). */
+static inline __u32 edgeshed_latency_bucket(__u64 ns)
+{
+	__u64 v = ns >> EDGESHED_LATENCY_UNIT_SHIFT;
+	__u32 e = 0, x;
+
+	if (v < EDGESHED_LATENCY_SUB)
+		return (__u32)v;
+	if (v >> (EDGESHED_LATENCY_MAX_LOG2 + 1))
+		return EDGESHED_LATENCY_BUCKETS - 1;
+	x = (__u32)v;
+	if (x >> 16) {
+		x >>= 16;
+		e += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		e += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		e += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		e += 2;
+	}
+	if (x >> 1)
+		e += 1;
+	/* e >= SUB_BITS: group e - SUB_BITS + 1, sub-bucket from the bits
+	 * below the leading one. */
+	return EDGESHED_LATENCY_SUB * (e - EDGESHED_LATENCY_SUB_BITS + 1) +
+	       (__u32)((v >> (e - EDGESHED_LATENCY_SUB_BITS)) &
+		       (EDGESHED_LATENCY_SUB - 1));
+}
+
+/* Lower bound of a bucket, in ns (inclusive). */
+static inline __u64 edgeshed_latency_bucket_lower_ns(__u32 bucket)
+{
+	__u32 group = bucket / EDGESHED_LATENCY_SUB;
+	__u64 sub = bucket % EDGESHED_LATENCY_SUB;
+
+	if (group == 0)
+		return sub << EDGESHED_LATENCY_UNIT_SHIFT;
+	return ((EDGESHED_LATENCY_SUB + sub) << (group - 1))
+	       << EDGESHED_LATENCY_UNIT_SHIFT;
+}
+
+/* Upper bound of a bucket, in ns (exclusive; the last bucket also holds
+ * every longer value). */
+static inline __u64 edgeshed_latency_bucket_upper_ns(__u32 bucket)
+{
+	__u32 group = bucket / EDGESHED_LATENCY_SUB;
+	__u64 width = group == 0 ? 1 : 1ull << (group - 1);
+
+	return edgeshed_latency_bucket_lower_ns(bucket) +
+	       (width << EDGESHED_LATENCY_UNIT_SHIFT);
+}
 
 /* Maps and links are pinned under EDGESHED_PIN_ROOT/<iface>/<map name>. */
 #define EDGESHED_PIN_ROOT "/sys/fs/bpf/edgeshed"

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "daemon/policy_writer.h"
+#include "daemon/priority.h"
 #include "daemon/start_history.h"
 #include "daemon/state_file.h"
 #include "dataplane/attach.h"
@@ -102,6 +103,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
 Status Daemon::start_locked() {
   if (config_.interfaces.empty()) return make_error(config_path_ + ": no [[interface]] configured");
   spdlog::set_level(spdlog::level::from_str(config_.daemon.log_level));
+  // Before any thread starts: threads inherit the nice value of their creator.
+  if (auto nice = raise_priority(config_.daemon.nice); !nice) {
+    spdlog::warn("{}; under CPU starvation the tick may lag and the data plane fail open",
+                 nice.error().message);
+  } else {
+    spdlog::info("scheduling priority: nice {}", *nice);
+  }
   // Everything that can be refused is checked before the kernel is touched.
   if (auto s = build_signals(config_); !s) return s;
   for (const auto& iface : config_.interfaces) {
@@ -282,6 +290,18 @@ signals::SignalSet::DataplaneReaders Daemon::readers() {
   };
   r.accept_queue = [this] { return accept_queue_snapshot(); };
   r.stats = [this] { return snapshot_.stats; };
+  r.limit_use = [this]() -> Result<signals::LimitUse> {
+    if (!snapshot_.inflight) return snapshot_.inflight.error();
+    // Critical traffic has a floor of its own, above the limit.
+    signals::LimitUse use;
+    for (auto c : {law::TrafficClass::kNormal, law::TrafficClass::kBackground}) {
+      use.inflight =
+          std::max(use.inflight, static_cast<double>((*snapshot_.inflight)[law::index_of(c)]));
+    }
+    use.limit = adaptive_limit_;
+    return use;
+  };
+  r.latency = [this]() -> Result<signals::LatencySnapshot> { return latency_snapshot(); };
   return r;
 }
 
@@ -308,6 +328,10 @@ Result<signals::QueueSnapshot> Daemon::accept_queue_snapshot() {
     }
   }
   return merged;
+}
+
+Result<signals::LatencySnapshot> Daemon::latency_snapshot() const {
+  return latency_.snapshot();
 }
 
 Status Daemon::build_signals(const config::Config& cfg) {
@@ -378,6 +402,12 @@ void Daemon::tick() {
     apply_runtime_changes();
   }
   snapshot_ = read_dataplane();
+  {
+    std::vector<Result<std::vector<signals::PortLatency>>> reads;
+    reads.reserve(interfaces_.size());
+    for (const auto& iface : interfaces_) reads.push_back(iface.maps.read_latency());
+    latency_.update(now, reads);
+  }
   law::TickInputs in;
   in.signals = signals_->sample(now);
   log_signal_changes();
@@ -401,6 +431,7 @@ void Daemon::tick() {
   }
 
   law::Decision d = law_->tick(in);
+  adaptive_limit_ = d.adaptive_limit;
   if (d.level_changed) {
     ++level_changes_;
     auto held = std::chrono::duration_cast<std::chrono::milliseconds>(now - level_since_);
@@ -432,8 +463,9 @@ void Daemon::tick() {
   }
   std::vector<std::string> names;
   for (const auto& iface : interfaces_) names.push_back(iface.name);
+  const auto latency = latency_.snapshot();
   auto state = to_json({d, signals_->states(), now, level_since_, names, config_path_,
-                        config_.daemon.tick});
+                        config_.daemon.tick, latency ? &*latency : nullptr});
   state["runtime_changes"] = runtime_.describe(std::chrono::system_clock::now());
   state["metrics"] = config_.metrics.enabled ? nlohmann::ordered_json(config_.metrics.address + ":" +
                                                                       std::to_string(config_.metrics.port))

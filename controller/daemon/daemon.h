@@ -14,6 +14,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "daemon/control_socket.h"
+#include "daemon/latency_feed.h"
 #include "daemon/log_limiter.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_server.h"
@@ -74,6 +75,7 @@ class Daemon {
   std::string run_path(const char* name) const;
   DataplaneSnapshot read_dataplane() const;
   Result<signals::QueueSnapshot> accept_queue_snapshot();
+  Result<signals::LatencySnapshot> latency_snapshot() const;
   signals::SignalSet::DataplaneReaders readers();
 
   std::string config_path_;
@@ -94,11 +96,13 @@ class Daemon {
   std::optional<signals::SignalSet> signals_;
   std::vector<Interface> interfaces_;
   DataplaneSnapshot snapshot_;
+  LatencyFeed latency_;
   edgeshed_stats last_stats_{};  // of the previous tick, for shed deltas
   // Opened on first use: only an accept_queue signal needs the iterator.
   std::vector<AcceptQueueReader> queue_readers_;
   std::vector<bool> was_stale_;
   std::vector<std::string> last_error_;
+  uint32_t adaptive_limit_ = 0;  // of the last decision, for the limit signal
   uint64_t generation_ = 0;
   uint32_t salt_ = 0;
   std::chrono::nanoseconds salt_rotated_{0};

@@ -57,6 +57,22 @@ nlohmann::ordered_json to_json(const StateSnapshot& s) {
     if (!sig.last_error.empty()) g["error"] = sig.last_error;
     j["signals"].push_back(g);
   }
+  if (s.latency) {
+    auto stats = [](const std::optional<signals::LatencyStats>& m) {
+      if (!m) return nlohmann::ordered_json{{"count", 0}};
+      return nlohmann::ordered_json{{"count", m->count},
+                                    {"per_sec", number(m->rate_per_s)},
+                                    {"p50_ms", number(m->p50_s * 1e3)},
+                                    {"p90_ms", number(m->p90_s * 1e3)},
+                                    {"p99_ms", number(m->p99_s * 1e3)},
+                                    {"mean_ms", number(m->mean_s * 1e3)}};
+    };
+    j["latency"] = nlohmann::ordered_json::object();
+    for (const auto& [port, l] : *s.latency) {
+      const std::string key = port == signals::kAllPorts ? "all" : std::to_string(port);
+      j["latency"][key] = {{"response", stats(l.response)}, {"connection", stats(l.connection)}};
+    }
+  }
   for (auto c : law::kAllClasses) {
     const auto& p = d.policy(c);
     nlohmann::ordered_json k;

@@ -32,6 +32,8 @@ struct StateSnapshot {
   std::vector<std::string> interfaces;
   std::string config_path;
   std::chrono::nanoseconds tick{0};  // how often the file is rewritten
+  // Kernel-measured latency of the protected ports over the daemon's window.
+  const signals::LatencySnapshot* latency = nullptr;
 };
 
 nlohmann::ordered_json to_json(const StateSnapshot& s);

@@ -1,0 +1,57 @@
+#include "daemon/latency_feed.h"
+
+#include <set>
+
+namespace edgeshed::daemon {
+namespace {
+
+void add(signals::LatencyHistogram& into, const signals::LatencyHistogram& h) {
+  into.count += h.count;
+  into.sum_ns += h.sum_ns;
+  for (size_t i = 0; i < EDGESHED_LATENCY_BUCKETS; ++i) into.buckets[i] += h.buckets[i];
+}
+
+}  // namespace
+
+void LatencyFeed::update(
+    std::chrono::nanoseconds now,
+    const std::vector<Result<std::vector<signals::PortLatency>>>& per_interface) {
+  std::vector<signals::PortLatency> ports;
+  std::set<uint16_t> seen;
+  signals::PortLatency all;
+  all.port = signals::kAllPorts;
+  std::string error;
+  for (const auto& read : per_interface) {
+    if (!read) {
+      error = read.error().message;
+      continue;
+    }
+    for (const auto& p : *read) {
+      if (p.port == signals::kAllPorts || !seen.insert(p.port).second) continue;
+      ports.push_back(p);
+      for (size_t m = 0; m < signals::kLatencyMeasures; ++m) add(all.measures[m], p.measures[m]);
+    }
+  }
+  // A failed read feeds nothing: the window would take the missing ports'
+  // next reading as a reset, and the sum's as a drop.
+  if (!error.empty()) {
+    error_ = error;
+    return;
+  }
+  ports.push_back(all);
+  window_.update(now, ports);
+  snapshot_.clear();
+  for (const auto& p : ports) {
+    auto& s = snapshot_[p.port];
+    s.response = window_.stats(p.port, signals::LatencyMeasure::kResponse);
+    s.connection = window_.stats(p.port, signals::LatencyMeasure::kConnection);
+  }
+  error_.clear();
+}
+
+Result<signals::LatencySnapshot> LatencyFeed::snapshot() const {
+  if (!error_.empty()) return make_error(error_);
+  return snapshot_;
+}
+
+}  // namespace edgeshed::daemon

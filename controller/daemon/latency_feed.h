@@ -1,0 +1,37 @@
+// The kernel-measured latency of the protected ports, as the daemon keeps
+// it: each tick the data planes' cumulative histograms go into one window,
+// with the sum over all ports beside them (port kAllPorts), which is what
+// the adaptive limit learns from. Signals and the state file read the
+// snapshot taken at the last update.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "signals/kernel_latency_signal.h"
+#include "signals/latency_window.h"
+
+namespace edgeshed::daemon {
+
+class LatencyFeed {
+ public:
+  explicit LatencyFeed(std::chrono::nanoseconds window = signals::LatencyWindow::kDefaultWindow)
+      : window_(window) {}
+
+  // One read per interface. A port protected on several interfaces is the
+  // same sockets seen by each: the first interface's reading stands.
+  void update(std::chrono::nanoseconds now,
+              const std::vector<Result<std::vector<signals::PortLatency>>>& per_interface);
+
+  // As of the last update, or why there is none.
+  Result<signals::LatencySnapshot> snapshot() const;
+
+ private:
+  signals::LatencyWindow window_;
+  signals::LatencySnapshot snapshot_;
+  std::string error_ = "no latency read yet";
+};
+
+}  // namespace edgeshed::daemon

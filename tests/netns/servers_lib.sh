@@ -1,0 +1,216 @@
+# The server matrix of the lab, on top of scenario_lib.sh: servers that accept
+# at once and queue inside the process (nginx in front of a slow upstream, an
+# asyncio server, a thread-per-connection server) next to the lazy-accept
+# refserver. Each has W slots x S ms (capacity W/S per second), answers
+# HTTP/1.1 GET with "ok\n" and honours keep-alive and Connection: close.
+#   source servers_lib.sh; scenario_up; start_server eager 80 10 20; ...
+# Servers run in the server namespace, from configs and arguments written
+# into the scenario's work folder, and go with the lab on every exit path.
+source "$(dirname "${BASH_SOURCE[0]}")/scenario_lib.sh"
+
+SV_TOOLS="$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)"
+NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+PYTHON=${PYTHON:-python3}
+SERVER_KINDS=(nginx eager eager_failfast threaded threaded_failfast refserver)
+# The last server started: its kind, port, log, and the pids that a capacity
+# step signals or restarts (the Python server; nginx's second upstream).
+SERVER_KIND=
+SERVER_PORT=
+SERVER_LOG=
+SERVER_PID=
+SERVER_PIDS=() # every process of the last server (CPU accounting)
+SV_UPSTREAM2=() # nginx split upstream: "PORT WORKERS SERVICE_MS" of the second half
+SERVER_LIFE_S=${SERVER_LIFE_S:-600}
+
+# sv_bg LOG CMD...: CMD in the server namespace at the lab's priority, in the
+# background; its pid (nice and nsenter exec) in SV_BG and LAB_PIDS.
+sv_bg() {
+	local log=$1
+	shift
+	"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$@" >>"$log" 2>&1 &
+	SV_BG=$!
+	LAB_PIDS+=("$SV_BG")
+	SERVER_PIDS+=("$SV_BG")
+}
+
+# wait_listening ADDR PORT PID LOG: polls a connect from inside the server
+# namespace (loopback upstreams) for up to 10 s; fails with the log if the
+# process exits or never listens.
+wait_listening() {
+	local addr=$1 port=$2 pid=$3 log=$4
+	for _ in $(seq 100); do
+		in_srv "$TCP_TOOL" connect "$addr" "$port" 200 >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || fail "server on $addr:$port exited: $(tail -n 20 "$log")"
+		sleep 0.1
+	done
+	fail "server on $addr:$port does not answer within 10 s: $(tail -n 20 "$log")"
+}
+
+# answers PORT: one GET from the client namespace gets "ok".
+answers() {
+	in_cli "$LOADGEN" --target "$SRV_V4" --port "$1" --rate 10 --count 1 --timeout-ms 2000 --quiet \
+		--json "$SC_WORK/probe.$1.json" >/dev/null 2>&1 &&
+		[ "$(jq -r .total.ok "$SC_WORK/probe.$1.json")" = 1 ]
+}
+
+# nginx_conf DIR PORT UPSTREAM_PORTS...: a reverse proxy on PORT (all
+# addresses) in front of refservers on 127.0.0.1:UPSTREAM_PORTS, with every
+# path (pid, temp folders, logs) in DIR; least_conn. A new upstream
+# connection per request (nginx's default): with upstream keep-alive, the
+# lazy-accept refserver served half its capacity (its idle keep-alive
+# connections wait behind new accepts).
+nginx_conf() {
+	local dir=$1 port=$2 p
+	shift 2
+	mkdir -p "$dir"/{client_body,proxy,fastcgi,uwsgi,scgi}
+	{
+		cat <<-EOF
+			worker_processes 1;
+			pid $dir/nginx.pid;
+			error_log $dir/error.log warn;
+			events { worker_connections 32768; multi_accept on; }
+			http {
+			    access_log off;
+			    client_body_temp_path $dir/client_body;
+			    proxy_temp_path $dir/proxy;
+			    fastcgi_temp_path $dir/fastcgi;
+			    uwsgi_temp_path $dir/uwsgi;
+			    scgi_temp_path $dir/scgi;
+			    keepalive_timeout 10s;
+			    keepalive_requests 100000;
+			    upstream slow {
+			        least_conn;
+		EOF
+		# fail_timeout 1s: a stopped half of a split upstream comes back within
+		# a second of its restart.
+		for p in "$@"; do echo "        server 127.0.0.1:$p max_fails=1 fail_timeout=1s;"; done
+		cat <<-EOF
+			    }
+			    server {
+			        listen $port backlog=4096 reuseport;
+			        location / {
+			            proxy_pass http://slow;
+			            proxy_http_version 1.1;
+			            proxy_connect_timeout 5s;
+			            proxy_read_timeout 30s;
+			        }
+			    }
+			}
+		EOF
+	} >"$dir/nginx.conf"
+}
+
+# start_server KIND PORT WORKERS SERVICE_MS [split]: a server of the matrix on
+# SRV:PORT in the server namespace; returns once a GET from the client
+# namespace gets its "ok". KIND:
+#   nginx           nginx on PORT, reverse proxy to refserver (WORKERS x
+#                   SERVICE_MS) on 127.0.0.1:PORT+1000; with "split", two
+#                   refservers of WORKERS/2 (PORT+1000, PORT+1001), so that a
+#                   capacity step can stop one of them;
+#   eager           tests/tools/eager_server.py (asyncio, accepts at once);
+#   eager_failfast  the same with --fail-fast (503 when all slots are busy);
+#   threaded        tests/tools/threaded_server.py (thread per connection);
+#   threaded_failfast the same with --fail-fast;
+#   refserver       the lazy-accept reference server.
+start_server() {
+	local kind=$1 port=$2 workers=$3 ms=$4 extra=${5:-} log
+	log=$SC_WORK/server.$kind.$port.log
+	SERVER_KIND=$kind SERVER_PORT=$port SERVER_LOG=$log SERVER_PIDS=() SV_UPSTREAM2=()
+	case $kind in
+	nginx)
+		local up=$((port + 1000)) dir=$SC_WORK/nginx.$port
+		if [ "$extra" = split ]; then
+			[ $((workers % 2)) = 0 ] || fail "nginx split needs an even number of workers, not $workers"
+			sv_bg "$SC_WORK/upstream.$up.log" "$REFSERVER" --port "$up" --workers $((workers / 2)) \
+				--service-ms "$ms" --metrics-port 0 --duration-s "$SERVER_LIFE_S"
+			wait_listening 127.0.0.1 "$up" "$SV_BG" "$SC_WORK/upstream.$up.log"
+			SV_UPSTREAM2=("$((up + 1)) $((workers / 2)) $ms")
+			sv_bg "$SC_WORK/upstream.$((up + 1)).log" "$REFSERVER" --port $((up + 1)) \
+				--workers $((workers / 2)) --service-ms "$ms" --metrics-port 0 --duration-s "$SERVER_LIFE_S"
+			SERVER_PID=$SV_BG
+			wait_listening 127.0.0.1 $((up + 1)) "$SV_BG" "$SC_WORK/upstream.$((up + 1)).log"
+			nginx_conf "$dir" "$port" "$up" $((up + 1))
+		else
+			sv_bg "$SC_WORK/upstream.$up.log" "$REFSERVER" --port "$up" --workers "$workers" \
+				--service-ms "$ms" --metrics-port 0 --duration-s "$SERVER_LIFE_S"
+			wait_listening 127.0.0.1 "$up" "$SV_BG" "$SC_WORK/upstream.$up.log"
+			nginx_conf "$dir" "$port" "$up"
+		fi
+		"$NGINX" -t -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' >"$log" 2>&1 ||
+			fail "nginx -t: $(cat "$log")"
+		# The master in the foreground: its pid is the one to stop (SIGTERM,
+		# fast shutdown; it takes its worker with it).
+		sv_bg "$log" "$NGINX" -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;'
+		;;
+	eager | eager_failfast | threaded | threaded_failfast)
+		local script=$SV_TOOLS/${kind%_failfast}_server.py ff=()
+		[[ $kind == *_failfast ]] && ff=(--fail-fast)
+		sv_bg "$log" "$PYTHON" "$script" --port "$port" --workers "$workers" --service-ms "$ms" \
+			--duration-s "$SERVER_LIFE_S" "${ff[@]}"
+		SERVER_PID=$SV_BG
+		;;
+	refserver)
+		sv_bg "$log" "$REFSERVER" --port "$port" --workers "$workers" --service-ms "$ms" --metrics-port 0 \
+			--duration-s "$SERVER_LIFE_S"
+		SERVER_PID=$SV_BG
+		;;
+	*) fail "start_server: unknown kind '$kind' (one of ${SERVER_KINDS[*]})" ;;
+	esac
+	local pid=$SV_BG
+	wait_listening "$SRV_V4" "$port" "$pid" "$log"
+	for _ in $(seq 50); do
+		answers "$port" && return 0
+		kill -0 "$pid" 2>/dev/null || fail "$kind exited: $(tail -n 20 "$log")"
+		sleep 0.1
+	done
+	fail "$kind on $SRV_V4:$port does not answer GET / with 200 within 5 s: $(tail -n 20 "$log")"
+}
+
+# stop_server: the last server's processes, SIGTERM, waited for.
+stop_server() {
+	local pid
+	for pid in "${SERVER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	SERVER_PIDS=()
+	true
+}
+
+# capacity_step half|full: halves the last server's capacity, or gives it
+# back. eager/threaded: SIGUSR1/SIGUSR2 (the server holds half its slots);
+# nginx started with "split": stops the second upstream refserver, or starts
+# it again. The lazy-accept refserver has no step (it cannot change its
+# workers while it runs, and a restart would drop its accept queue).
+capacity_step() {
+	case "$SERVER_KIND:$1" in
+	eager*:half | threaded*:half) kill -USR1 "$SERVER_PID" ;;
+	eager*:full | threaded*:full) kill -USR2 "$SERVER_PID" ;;
+	nginx:half)
+		[ ${#SV_UPSTREAM2[@]} = 1 ] || fail "capacity_step: nginx was not started with 'split'"
+		kill -TERM "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null || true
+		;;
+	nginx:full)
+		local up w ms
+		read -r up w ms <<<"${SV_UPSTREAM2[0]}"
+		sv_bg "$SC_WORK/upstream.$up.log" "$REFSERVER" --port "$up" --workers "$w" --service-ms "$ms" \
+			--metrics-port 0 --duration-s "$SERVER_LIFE_S"
+		SERVER_PID=$SV_BG
+		;;
+	*) fail "capacity_step: no step for $SERVER_KIND ($1)" ;;
+	esac
+}
+
+# Whether a capacity step is possible with KIND.
+has_capacity_step() { [[ $1 == nginx || $1 == eager* || $1 == threaded* ]]; }
+
+# server_cpu_s: CPU seconds (user + system) of the last server's processes
+# so far, nginx's worker included. /proc/PID/stat, not the threads'
+# schedstat: a thread-per-connection server's threads are gone by then, and
+# their time is kept only in the process's total.
+server_cpu_s() {
+	local pid
+	for pid in "${SERVER_PIDS[@]}"; do
+		echo "$pid"
+		pgrep -P "$pid" 2>/dev/null || true
+	done | while read -r pid; do cat /proc/"$pid"/stat 2>/dev/null; done |
+		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); s += $12 + $13 } END { printf "%.2f\n", s / hz }'
+}

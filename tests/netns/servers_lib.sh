@@ -214,3 +214,88 @@ server_cpu_s() {
 	done | while read -r pid; do cat /proc/"$pid"/stat 2>/dev/null; done |
 		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); s += $12 + $13 } END { printf "%.2f\n", s / hz }'
 }
+
+# start_matrix_daemon TEMPLATE PORT [KEY=VALUE...]: start_daemon with the
+# template's "port = 80" changed to PORT (the benchmark's port is not 80; see
+# bench_lib.sh's SVC_PORT).
+start_matrix_daemon() {
+	local name=$1 port=$2 cfg
+	shift 2
+	cfg=$(render_config "$name" "$@")
+	if [ "$port" != 80 ]; then
+		sed -i "s/^port = 80\$/port = $port/" "$cfg"
+		grep -q "^port = $port\$" "$cfg" || fail "no port $port in $cfg"
+	fi
+	start_daemon_config "$cfg"
+}
+
+# csv_figures CSV FROM_MS TO_MS: one line "OK SHED LOST P50 P99 GOODPUT
+# SHED_P99" over loadgen's per-request CSV. SHED: refused by a RST, or
+# answered 503 (the in-process semaphore's refusal); LOST: timeouts, resets
+# and other errors; P50/P99: latency (ms) of the ok requests; GOODPUT: ok
+# responses that completed within [FROM_MS, TO_MS] (ms since loadgen's
+# start), per second; SHED_P99: the client's time to refusal, p99 (ms).
+# Nearest rank, as loadgen computes it; "-" for no sample.
+csv_figures() {
+	gawk -F, -v from="$2" -v to="$3" '
+		function rank(a, n, p,   r) { r = int(p * n / 100 + 0.999999); if (r < 1) r = 1; return a[r] }
+		NR == 1 { next }
+		$3 == "ok" { ok[++nok] = $4; end = $1 + $4; if (end >= from && end <= to) good++; next }
+		$3 == "refused" || ($3 == "error" && $7 == "http_5xx") { shed[++nshed] = $4; next }
+		{ lost++ }
+		END {
+			asort(ok); asort(shed)
+			printf "%d %d %d %s %s %.1f %s\n", nok, nshed, lost,
+				nok ? sprintf("%.1f", rank(ok, nok, 50)) : "-", nok ? sprintf("%.1f", rank(ok, nok, 99)) : "-",
+				(to > from) ? good * 1000 / (to - from) : 0, nshed ? sprintf("%.2f", rank(shed, nshed, 99)) : "-"
+		}' "$1"
+}
+
+# csv_throughput CSV: ok responses per second between the first and the last
+# ok completion: the server's throughput while it had work queued.
+csv_throughput() {
+	gawk -F, 'NR > 1 && $3 == "ok" { e = $1 + $4; n++; if (min == "" || e < min) min = e; if (e > max) max = e }
+		END { if (n < 2 || max <= min) print 0; else printf "%.1f\n", (n - 1) * 1000 / (max - min) }' "$1"
+}
+
+# measure_capacity NAME PORT WORKERS SERVICE_MS [SECONDS]: the running
+# server's capacity, measured: 1.5x its nominal W/S for SECONDS (default 2),
+# every request waited for (30 s time-out), the throughput between the first
+# and the last answer. Sets CAPACITY (req/s) and CAPACITY_CPU (the server's
+# CPU over the run, % of one core); the figures in $SC_WORK/NAME.json/.csv.
+measure_capacity() {
+	local name=$1 port=$2 w=$3 ms=$4 secs=${5:-2} rate c0 c1 d
+	rate=$(awk -v w="$w" -v s="$ms" 'BEGIN { printf "%.0f", 1.5 * w * 1000 / s }')
+	c0=$(server_cpu_s)
+	load "$name" --port "$port" --rate "$rate" --duration-s "$secs" \
+		--count "$(awk -v r="$rate" -v s="$secs" 'BEGIN { printf "%.0f", r * s }')" --timeout-ms 30000
+	c1=$(server_cpu_s)
+	d=$(jv "$name" .duration_s)
+	CAPACITY=$(csv_throughput "$SC_WORK/$name.csv")
+	CAPACITY_CPU=$(awk -v a="$c0" -v b="$c1" -v d="$d" 'BEGIN { printf "%.0f", (d > 0 ? (b - a) * 100 / d : 0) }')
+	awk -v c="$CAPACITY" 'BEGIN { exit !(c > 0) }' || fail "$name: no throughput measured ($(figures "$name"))"
+}
+
+# start_state_sampler OUT: every 200 ms, "EPOCH_MS LEVEL ADAPTIVE_LIMIT
+# NORMAL_CAP" from the current daemon's state file (one line per sample);
+# STATE_SAMPLER is its pid.
+start_state_sampler() {
+	local out=$1 pid=$DAEMON
+	: >"$out"
+	(
+		trap 'exit 0' TERM
+		while :; do
+			jq -r --argjson p "$pid" --arg t "$(now_ms)" \
+				'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none")"' \
+				"$SC_STATE" 2>/dev/null >>"$out"
+			sleep 0.2
+		done
+	) &
+	STATE_SAMPLER=$!
+	LAB_PIDS+=("$STATE_SAMPLER")
+}
+stop_state_sampler() {
+	[ -n "${STATE_SAMPLER:-}" ] && kill "$STATE_SAMPLER" 2>/dev/null && wait "$STATE_SAMPLER" 2>/dev/null
+	STATE_SAMPLER=
+	true
+}

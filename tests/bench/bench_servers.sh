@@ -38,8 +38,9 @@
 # restore until the admitted p99 stays under 1.25x the unloaded p99.
 # Output: $BENCH_OUT/servers/table.txt, table.md, runs/, servers.png.
 #
-# The full matrix is long (about 1,000 runs). BENCH_SERVERS_QUICK=1: 20 ms,
-# 1.6x and 5x, cold start, both clients, all four servers, no step. Each
+# The full matrix is long (420 runs of 10-25 s: about two hours).
+# BENCH_SERVERS_QUICK=1: 20 ms, 1.6x and 5x, cold start, both clients, all
+# four servers, no step (about 50 runs). Each
 # dimension has its knob: BENCH_SERVERS_{SERVERS,MS,LOADS,STARTS,CLIENTS,
 # SETUPS}, space-separated. Prints figures and asserts nothing.
 source "$(dirname "$0")/bench_lib.sh"

@@ -128,7 +128,11 @@ def main():
           f"{args.service_ms} ms{', fail-fast' if args.fail_fast else ''}", file=sys.stderr,
           flush=True)
     t0 = time.monotonic()
-    stop.wait(args.duration_s)
+    # Short waits: the kernel may deliver SIGTERM to another thread, and
+    # Python runs its handler only when the main thread wakes; one long wait
+    # kept a stopped server alive for its whole --duration-s.
+    while not stop.is_set() and time.monotonic() - t0 < args.duration_s:
+        stop.wait(0.2)
     server.shutdown()
     server.server_close()
     print(f"threaded_server: {time.monotonic() - t0:.1f} s, {counts['served']} served, "

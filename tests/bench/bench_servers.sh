@@ -68,8 +68,15 @@ CLIENTS=(${BENCH_SERVERS_CLIENTS:-conn ka})
 SETUPS=(${BENCH_SERVERS_SETUPS:-none edgeshed semaphore static})
 STEP=${BENCH_SERVERS_STEP:-$d_step}
 out=$BENCH_OUT/servers
-rm -rf "$out"
-mkdir -p "$out/runs"
+# BENCH_SERVERS_REPORT_ONLY=1: no runs; the rows and tables again from the
+# runs/ and capacity of the last run (after a change to the figures).
+REPORT_ONLY=${BENCH_SERVERS_REPORT_ONLY:-0}
+if [ "$REPORT_ONLY" = 1 ]; then
+	[ -s "$out/capacity" ] || { echo "no $out/capacity: run the matrix first" >&2; exit 1; }
+else
+	rm -rf "$out"
+	mkdir -p "$out/runs"
+fi
 
 # lab_run FUNC ARGS...: FUNC in a fresh lab (namespaces, work folder), in a
 # subshell; everything goes on every exit path (scenario_lib's traps).
@@ -98,8 +105,9 @@ measure() {
 cap_of() { awk -v k="$1" -v m="$2" -v c="${3:-3}" '$1 == k && $2 == m { print $c }' "$out/capacity"; }
 
 echo "== Server matrix: $W slots x ${MSS[*]} ms; servers ${SERVERS[*]}; machine: $(machine_line)"
-: >"$out/capacity"
+[ "$REPORT_ONLY" = 1 ] || : >"$out/capacity"
 for ms in "${MSS[@]}"; do
+	[ "$REPORT_ONLY" = 1 ] && break
 	for kind in "${SERVERS[@]}"; do
 		lab_run measure "$kind" "$ms" >"$out/runs/capacity.$kind.$ms.log" 2>&1 ||
 			{ echo "capacity of $kind at $ms ms: FAILED" >&2; cat "$out/runs/capacity.$kind.$ms.log" >&2; exit 1; }
@@ -208,7 +216,8 @@ case_row() {
 	step) win_ms=$((3 * STEP_S * 1000)) ;;
 	*) win_ms=$((RUN_S * 1000)) ;;
 	esac
-	read -r ok shed lost p50 p99 good shedp99 < <(csv_figures "$out/runs/$id.csv" 0 "$win_ms")
+	read -r ok shed lost p50 p99 good shedp99 < <(csv_figures "$out/runs/$id.csv" 0 "$win_ms" \
+		"$([ "$setup" = semaphore ] && echo 1 || echo 0)")
 	pct=$(awk -v g="$good" -v c="$cap" 'BEGIN { printf "%.0f", g * 100 / c }')
 	st=$(state_figures "$out/runs/$id.states")
 	cpu=$(awk '$1 == "cpu" { print $2 }' "$out/runs/$id.info")
@@ -245,7 +254,9 @@ for c in "${cases[@]}"; do
 	read -r server ms client ld start setup <<<"$c"
 	id="$server.$ms.$client.$ld.$start.$setup"
 	printf '   %3d/%d %-9s %3s ms %-4s %5s %-4s %-9s ' "$n" "${#cases[@]}" "$server" "$ms" "$client" "$ld" "$start" "$setup"
-	if ! lab_run one_case "$id" $c >"$out/runs/$id.log" 2>&1; then
+	if [ "$REPORT_ONLY" = 1 ]; then
+		[ -s "$out/runs/$id.csv" ] || { echo "no run"; continue; }
+	elif ! lab_run one_case "$id" $c >"$out/runs/$id.log" 2>&1; then
 		echo "FAILED (runs/$id.log)"
 		tail -n 5 "$out/runs/$id.log" | sed 's/^/      /'
 		continue

@@ -21,17 +21,42 @@ SERVER_PID=
 SERVER_PIDS=() # every process of the last server (CPU accounting)
 SV_UPSTREAM2=() # nginx split upstream: "PORT WORKERS SERVICE_MS" of the second half
 SERVER_LIFE_S=${SERVER_LIFE_S:-600}
+SV_ALL_PIDS=() # every server process of the lab, stopped with a bounded wait
 
 # sv_bg LOG CMD...: CMD in the server namespace at the lab's priority, in the
-# background; its pid (nice and nsenter exec) in SV_BG and LAB_PIDS.
+# background; its pid (nice and nsenter exec) in SV_BG, SERVER_PIDS and SV_ALL_PIDS.
 sv_bg() {
 	local log=$1
 	shift
 	"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$@" >>"$log" 2>&1 &
 	SV_BG=$!
-	LAB_PIDS+=("$SV_BG")
+	SV_ALL_PIDS+=("$SV_BG")
 	SERVER_PIDS+=("$SV_BG")
 }
+
+# sv_stop_pids PID...: SIGTERM, up to 5 s for them to go, then SIGKILL; a
+# server stuck in its shutdown must not hold the lab's cleanup (lib.sh's
+# waits have no bound).
+sv_stop_pids() {
+	local pid i
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null
+	for i in $(seq 50); do
+		for pid in "$@"; do kill -0 "$pid" 2>/dev/null && break; pid=; done
+		[ -z "$pid" ] && break
+		sleep 0.1
+	done
+	for pid in "$@"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			echo "server pid $pid ignored SIGTERM for 5 s: SIGKILL" >&2
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		wait "$pid" 2>/dev/null
+	done
+	true
+}
+# First of the lab's cleanup (its hooks run before it kills LAB_PIDS).
+LAB_HOOKS+=('sv_stop_pids "${SV_ALL_PIDS[@]}"')
 
 # wait_listening ADDR PORT PID LOG: polls a connect from inside the server
 # namespace (loopback upstreams) for up to 10 s; fails with the log if the
@@ -168,10 +193,8 @@ start_server() {
 
 # stop_server: the last server's processes, SIGTERM, waited for.
 stop_server() {
-	local pid
-	for pid in "${SERVER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	sv_stop_pids "${SERVER_PIDS[@]}"
 	SERVER_PIDS=()
-	true
 }
 
 # capacity_step half|full: halves the last server's capacity, or gives it
@@ -185,8 +208,7 @@ capacity_step() {
 	eager*:full | threaded*:full) kill -USR2 "$SERVER_PID" ;;
 	nginx:half)
 		[ ${#SV_UPSTREAM2[@]} = 1 ] || fail "capacity_step: nginx was not started with 'split'"
-		kill -TERM "$SERVER_PID" 2>/dev/null
-		wait "$SERVER_PID" 2>/dev/null || true
+		sv_stop_pids "$SERVER_PID"
 		;;
 	nginx:full)
 		local up w ms
@@ -229,19 +251,20 @@ start_matrix_daemon() {
 	start_daemon_config "$cfg"
 }
 
-# csv_figures CSV FROM_MS TO_MS: one line "OK SHED LOST P50 P99 GOODPUT
-# SHED_P99" over loadgen's per-request CSV. SHED: refused by a RST, or
-# answered 503 (the in-process semaphore's refusal); LOST: timeouts, resets
-# and other errors; P50/P99: latency (ms) of the ok requests; GOODPUT: ok
+# csv_figures CSV FROM_MS TO_MS [5XX_IS_SHED]: one line "OK SHED LOST P50
+# P99 GOODPUT SHED_P99" over loadgen's per-request CSV. SHED: refused by a
+# RST, or, with 5XX_IS_SHED=1, answered 5xx (the in-process semaphore's 503);
+# LOST: timeouts, resets and other errors (a 5xx otherwise: nginx's 502/504
+# when its upstream's queue overflows); P50/P99: latency (ms) of the ok requests; GOODPUT: ok
 # responses that completed within [FROM_MS, TO_MS] (ms since loadgen's
 # start), per second; SHED_P99: the client's time to refusal, p99 (ms).
 # Nearest rank, as loadgen computes it; "-" for no sample.
 csv_figures() {
-	gawk -F, -v from="$2" -v to="$3" '
+	gawk -F, -v from="$2" -v to="$3" -v s5="${4:-0}" '
 		function rank(a, n, p,   r) { r = int(p * n / 100 + 0.999999); if (r < 1) r = 1; return a[r] }
 		NR == 1 { next }
 		$3 == "ok" { ok[++nok] = $4; end = $1 + $4; if (end >= from && end <= to) good++; next }
-		$3 == "refused" || ($3 == "error" && $7 == "http_5xx") { shed[++nshed] = $4; next }
+		$3 == "refused" || (s5 && $3 == "error" && $7 == "http_5xx") { shed[++nshed] = $4; next }
 		{ lost++ }
 		END {
 			asort(ok); asort(shed)

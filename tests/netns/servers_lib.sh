@@ -163,9 +163,10 @@ start_server() {
 		fi
 		"$NGINX" -t -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' >"$log" 2>&1 ||
 			fail "nginx -t: $(cat "$log")"
-		# The master in the foreground: its pid is the one to stop (SIGTERM,
-		# fast shutdown; it takes its worker with it).
-		sv_bg "$log" "$NGINX" -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;'
+		# The master in the foreground, under timeout(1): nginx has no
+		# lifetime of its own. SIGTERM to timeout reaches the master (fast
+		# shutdown), which takes its worker with it.
+		sv_bg "$log" timeout --kill-after=5 "$SERVER_LIFE_S" "$NGINX" -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;'
 		;;
 	eager | eager_failfast | threaded | threaded_failfast)
 		local script=$SV_TOOLS/${kind%_failfast}_server.py ff=()
@@ -225,14 +226,18 @@ capacity_step() {
 has_capacity_step() { [[ $1 == nginx || $1 == eager* || $1 == threaded* ]]; }
 
 # server_cpu_s: CPU seconds (user + system) of the last server's processes
-# so far, nginx's worker included. /proc/PID/stat, not the threads'
+# so far, nginx's master and worker included. /proc/PID/stat, not the threads'
 # schedstat: a thread-per-connection server's threads are gone by then, and
 # their time is kept only in the process's total.
 server_cpu_s() {
-	local pid
+	local pid child
+	# Children and grandchildren: timeout(1), nginx's master, its worker.
 	for pid in "${SERVER_PIDS[@]}"; do
 		echo "$pid"
-		pgrep -P "$pid" 2>/dev/null || true
+		for child in $(pgrep -P "$pid" 2>/dev/null); do
+			echo "$child"
+			pgrep -P "$child" 2>/dev/null || true
+		done
 	done | while read -r pid; do cat /proc/"$pid"/stat 2>/dev/null; done |
 		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); s += $12 + $13 } END { printf "%.2f\n", s / hz }'
 }

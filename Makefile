@@ -16,7 +16,7 @@ CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 endif
 
 .PHONY: all deps configure install test test-unit demo bench bench-tools bench-dataplane \
-	bench-synflood bench-refusal bench-overload bench-controller bench-report clean format \
+	bench-synflood bench-refusal bench-overload bench-controller bench-servers bench-report clean format \
 	fuzz soak lint
 
 all: configure
@@ -110,6 +110,13 @@ bench-refusal: $(BENCH_DEP)
 
 bench-overload: $(BENCH_DEP)
 	$(BENCH_ENV) bash tests/bench/bench_overload.sh
+
+# The server matrix (nginx, asyncio, thread-per-connection, refserver; no
+# shedding, edgeshed with only the port named, an in-process semaphore, a
+# static cap): long, and not part of `make bench`. BENCH_SERVERS_QUICK=1 for
+# the quick subset; the other knobs are in tests/bench/bench_servers.sh.
+bench-servers: $(BENCH_DEP)
+	$(BENCH_ENV) bash tests/bench/bench_servers.sh
 
 bench-controller: $(BENCH_DEP)
 	@mkdir -p $(BENCH_OUT)/controller

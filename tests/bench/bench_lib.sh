@@ -142,16 +142,6 @@ ratio() {
 
 # --- the lab's pieces ------------------------------------------------------
 
-# The client veth gets the bare XDP_PASS program: native XDP_TX on a veth
-# (edgeshed's RST) reaches the peer only while the peer runs an XDP program.
-# Every setup gets it, so the client side receives the same way in each.
-client_xdp_pass() {
-	local pin=/sys/fs/bpf/es-bench-pass-$LAB_ID
-	bpftool prog load "$BPF_OUT/baseline.bpf.o" "$pin" type xdp
-	LAB_PINS+=("$pin")
-	in_cli bpftool net attach xdpdrv pinned "$pin" dev "$CLI_IF"
-}
-
 # start_bench_refserver ARGS...: refserver in the server namespace; waits for
 # port 80 to answer. Output in $1.log's folder.
 start_bench_refserver() {

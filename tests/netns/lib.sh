@@ -77,6 +77,16 @@ serve() {
 	sleep 0.3
 }
 
+# The client veth gets the bare XDP_PASS program: native XDP_TX on a veth
+# (edgeshed's RST) reaches the peer only while the peer runs an XDP program.
+# Every setup gets it, so the client side receives the same way in each.
+client_xdp_pass() {
+	local pin=/sys/fs/bpf/es-bench-pass-$LAB_ID
+	bpftool prog load "${BPF_OUT:?folder of the BPF objects}/baseline.bpf.o" "$pin" type xdp
+	LAB_PINS+=("$pin")
+	in_cli bpftool net attach xdpdrv pinned "$pin" dev "$CLI_IF"
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # wait_for WHAT CMD...: polls CMD for up to 15 s; on time-out shows the

@@ -110,6 +110,12 @@ render_config() {
 start_daemon() {
 	local cfg
 	cfg=$(render_config "$@")
+	start_daemon_config "$cfg"
+}
+# start_daemon_config FILE: the same with a config already rendered (and
+# changed by the caller, e.g. another port).
+start_daemon_config() {
+	local cfg=$1
 	DAEMON_RUNS=$((DAEMON_RUNS + 1))
 	DAEMON_LOG=$SC_WORK/daemon.$DAEMON_RUNS.log
 	"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$cfg" >"$DAEMON_LOG" 2>&1 &

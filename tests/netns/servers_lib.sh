@@ -1,0 +1,329 @@
+# The server matrix of the lab, on top of scenario_lib.sh: servers that accept
+# at once and queue inside the process (nginx in front of a slow upstream, an
+# asyncio server, a thread-per-connection server) next to the lazy-accept
+# refserver. Each has W slots x S ms (capacity W/S per second), answers
+# HTTP/1.1 GET with "ok\n" and honours keep-alive and Connection: close.
+#   source servers_lib.sh; scenario_up; start_server eager 80 10 20; ...
+# Servers run in the server namespace, from configs and arguments written
+# into the scenario's work folder, and go with the lab on every exit path.
+source "$(dirname "${BASH_SOURCE[0]}")/scenario_lib.sh"
+
+SV_TOOLS="$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)"
+NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+PYTHON=${PYTHON:-python3}
+SERVER_KINDS=(nginx eager eager_failfast threaded threaded_failfast refserver)
+# The last server started: its kind, port, log, and the pids that a capacity
+# step signals or restarts (the Python server; nginx's second upstream).
+SERVER_KIND=
+SERVER_PORT=
+SERVER_LOG=
+SERVER_PID=
+SERVER_PIDS=() # every process of the last server (CPU accounting)
+SV_UPSTREAM2=() # nginx split upstream: "PORT WORKERS SERVICE_MS" of the second half
+SERVER_LIFE_S=${SERVER_LIFE_S:-600}
+SV_ALL_PIDS=() # every server process of the lab, stopped with a bounded wait
+
+# sv_bg LOG CMD...: CMD in the server namespace at the lab's priority, in the
+# background; its pid (nice and nsenter exec) in SV_BG, SERVER_PIDS and SV_ALL_PIDS.
+sv_bg() {
+	local log=$1
+	shift
+	"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$@" >>"$log" 2>&1 &
+	SV_BG=$!
+	SV_ALL_PIDS+=("$SV_BG")
+	SERVER_PIDS+=("$SV_BG")
+}
+
+# sv_stop_pids PID...: SIGTERM, up to 5 s for them to go, then SIGKILL; a
+# server stuck in its shutdown must not hold the lab's cleanup (lib.sh's
+# waits have no bound).
+sv_stop_pids() {
+	local pid i
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null
+	for i in $(seq 50); do
+		for pid in "$@"; do kill -0 "$pid" 2>/dev/null && break; pid=; done
+		[ -z "$pid" ] && break
+		sleep 0.1
+	done
+	for pid in "$@"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			echo "server pid $pid ignored SIGTERM for 5 s: SIGKILL" >&2
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		wait "$pid" 2>/dev/null
+	done
+	true
+}
+# First of the lab's cleanup (its hooks run before it kills LAB_PIDS).
+LAB_HOOKS+=('sv_stop_pids "${SV_ALL_PIDS[@]}"')
+
+# wait_listening ADDR PORT PID LOG: polls a connect from inside the server
+# namespace (loopback upstreams) for up to 10 s; fails with the log if the
+# process exits or never listens.
+wait_listening() {
+	local addr=$1 port=$2 pid=$3 log=$4
+	for _ in $(seq 100); do
+		in_srv "$TCP_TOOL" connect "$addr" "$port" 200 >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || fail "server on $addr:$port exited: $(tail -n 20 "$log")"
+		sleep 0.1
+	done
+	fail "server on $addr:$port does not answer within 10 s: $(tail -n 20 "$log")"
+}
+
+# answers PORT: one GET from the client namespace gets "ok".
+answers() {
+	in_cli "$LOADGEN" --target "$SRV_V4" --port "$1" --rate 10 --count 1 --timeout-ms 2000 --quiet \
+		--json "$SC_WORK/probe.$1.json" >/dev/null 2>&1 &&
+		[ "$(jq -r .total.ok "$SC_WORK/probe.$1.json")" = 1 ]
+}
+
+# nginx_conf DIR PORT UPSTREAM_PORTS...: a reverse proxy on PORT (all
+# addresses) in front of refservers on 127.0.0.1:UPSTREAM_PORTS, with every
+# path (pid, temp folders, logs) in DIR; least_conn. A new upstream
+# connection per request (nginx's default): with upstream keep-alive, the
+# lazy-accept refserver served half its capacity (its idle keep-alive
+# connections wait behind new accepts).
+nginx_conf() {
+	local dir=$1 port=$2 p
+	shift 2
+	mkdir -p "$dir"/{client_body,proxy,fastcgi,uwsgi,scgi}
+	{
+		cat <<-EOF
+			worker_processes 1;
+			pid $dir/nginx.pid;
+			error_log $dir/error.log warn;
+			events { worker_connections 32768; multi_accept on; }
+			http {
+			    access_log off;
+			    client_body_temp_path $dir/client_body;
+			    proxy_temp_path $dir/proxy;
+			    fastcgi_temp_path $dir/fastcgi;
+			    uwsgi_temp_path $dir/uwsgi;
+			    scgi_temp_path $dir/scgi;
+			    keepalive_timeout 10s;
+			    keepalive_requests 100000;
+			    upstream slow {
+			        least_conn;
+		EOF
+		# fail_timeout 1s: a stopped half of a split upstream comes back within
+		# a second of its restart.
+		for p in "$@"; do echo "        server 127.0.0.1:$p max_fails=1 fail_timeout=1s;"; done
+		cat <<-EOF
+			    }
+			    server {
+			        listen $port backlog=4096 reuseport;
+			        location / {
+			            proxy_pass http://slow;
+			            proxy_http_version 1.1;
+			            proxy_connect_timeout 5s;
+			            proxy_read_timeout 30s;
+			        }
+			    }
+			}
+		EOF
+	} >"$dir/nginx.conf"
+}
+
+# start_server KIND PORT WORKERS SERVICE_MS [split]: a server of the matrix on
+# SRV:PORT in the server namespace; returns once a GET from the client
+# namespace gets its "ok". KIND:
+#   nginx           nginx on PORT, reverse proxy to refserver (WORKERS x
+#                   SERVICE_MS) on 127.0.0.1:PORT+1000; with "split", two
+#                   refservers of WORKERS/2 (PORT+1000, PORT+1001), so that a
+#                   capacity step can stop one of them;
+#   eager           tests/tools/eager_server.py (asyncio, accepts at once);
+#   eager_failfast  the same with --fail-fast (503 when all slots are busy);
+#   threaded        tests/tools/threaded_server.py (thread per connection);
+#   threaded_failfast the same with --fail-fast;
+#   refserver       the lazy-accept reference server.
+start_server() {
+	local kind=$1 port=$2 workers=$3 ms=$4 extra=${5:-} log
+	log=$SC_WORK/server.$kind.$port.log
+	SERVER_KIND=$kind SERVER_PORT=$port SERVER_LOG=$log SERVER_PIDS=() SV_UPSTREAM2=()
+	case $kind in
+	nginx)
+		local up=$((port + 1000)) dir=$SC_WORK/nginx.$port
+		if [ "$extra" = split ]; then
+			[ $((workers % 2)) = 0 ] || fail "nginx split needs an even number of workers, not $workers"
+			sv_bg "$SC_WORK/upstream.$up.log" "$REFSERVER" --port "$up" --workers $((workers / 2)) \
+				--service-ms "$ms" --metrics-port 0 --duration-s "$SERVER_LIFE_S"
+			wait_listening 127.0.0.1 "$up" "$SV_BG" "$SC_WORK/upstream.$up.log"
+			SV_UPSTREAM2=("$((up + 1)) $((workers / 2)) $ms")
+			sv_bg "$SC_WORK/upstream.$((up + 1)).log" "$REFSERVER" --port $((up + 1)) \
+				--workers $((workers / 2)) --service-ms "$ms" --metrics-port 0 --duration-s "$SERVER_LIFE_S"
+			SERVER_PID=$SV_BG
+			wait_listening 127.0.0.1 $((up + 1)) "$SV_BG" "$SC_WORK/upstream.$((up + 1)).log"
+			nginx_conf "$dir" "$port" "$up" $((up + 1))
+		else
+			sv_bg "$SC_WORK/upstream.$up.log" "$REFSERVER" --port "$up" --workers "$workers" \
+				--service-ms "$ms" --metrics-port 0 --duration-s "$SERVER_LIFE_S"
+			wait_listening 127.0.0.1 "$up" "$SV_BG" "$SC_WORK/upstream.$up.log"
+			nginx_conf "$dir" "$port" "$up"
+		fi
+		"$NGINX" -t -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' >"$log" 2>&1 ||
+			fail "nginx -t: $(cat "$log")"
+		# The master in the foreground, under timeout(1): nginx has no
+		# lifetime of its own. SIGTERM to timeout reaches the master (fast
+		# shutdown), which takes its worker with it.
+		sv_bg "$log" timeout --kill-after=5 "$SERVER_LIFE_S" "$NGINX" -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;'
+		;;
+	eager | eager_failfast | threaded | threaded_failfast)
+		local script=$SV_TOOLS/${kind%_failfast}_server.py ff=()
+		[[ $kind == *_failfast ]] && ff=(--fail-fast)
+		sv_bg "$log" "$PYTHON" "$script" --port "$port" --workers "$workers" --service-ms "$ms" \
+			--duration-s "$SERVER_LIFE_S" "${ff[@]}"
+		SERVER_PID=$SV_BG
+		;;
+	refserver)
+		sv_bg "$log" "$REFSERVER" --port "$port" --workers "$workers" --service-ms "$ms" --metrics-port 0 \
+			--duration-s "$SERVER_LIFE_S"
+		SERVER_PID=$SV_BG
+		;;
+	*) fail "start_server: unknown kind '$kind' (one of ${SERVER_KINDS[*]})" ;;
+	esac
+	local pid=$SV_BG
+	wait_listening "$SRV_V4" "$port" "$pid" "$log"
+	for _ in $(seq 50); do
+		answers "$port" && return 0
+		kill -0 "$pid" 2>/dev/null || fail "$kind exited: $(tail -n 20 "$log")"
+		sleep 0.1
+	done
+	fail "$kind on $SRV_V4:$port does not answer GET / with 200 within 5 s: $(tail -n 20 "$log")"
+}
+
+# stop_server: the last server's processes, SIGTERM, waited for.
+stop_server() {
+	sv_stop_pids "${SERVER_PIDS[@]}"
+	SERVER_PIDS=()
+}
+
+# capacity_step half|full: halves the last server's capacity, or gives it
+# back. eager/threaded: SIGUSR1/SIGUSR2 (the server holds half its slots);
+# nginx started with "split": stops the second upstream refserver, or starts
+# it again. The lazy-accept refserver has no step (it cannot change its
+# workers while it runs, and a restart would drop its accept queue).
+capacity_step() {
+	case "$SERVER_KIND:$1" in
+	eager*:half | threaded*:half) kill -USR1 "$SERVER_PID" ;;
+	eager*:full | threaded*:full) kill -USR2 "$SERVER_PID" ;;
+	nginx:half)
+		[ ${#SV_UPSTREAM2[@]} = 1 ] || fail "capacity_step: nginx was not started with 'split'"
+		sv_stop_pids "$SERVER_PID"
+		;;
+	nginx:full)
+		local up w ms
+		read -r up w ms <<<"${SV_UPSTREAM2[0]}"
+		sv_bg "$SC_WORK/upstream.$up.log" "$REFSERVER" --port "$up" --workers "$w" --service-ms "$ms" \
+			--metrics-port 0 --duration-s "$SERVER_LIFE_S"
+		SERVER_PID=$SV_BG
+		;;
+	*) fail "capacity_step: no step for $SERVER_KIND ($1)" ;;
+	esac
+}
+
+# Whether a capacity step is possible with KIND.
+has_capacity_step() { [[ $1 == nginx || $1 == eager* || $1 == threaded* ]]; }
+
+# server_cpu_s: CPU seconds (user + system) of the last server's processes
+# so far, nginx's master and worker included. /proc/PID/stat, not the threads'
+# schedstat: a thread-per-connection server's threads are gone by then, and
+# their time is kept only in the process's total.
+server_cpu_s() {
+	local pid child
+	# Children and grandchildren: timeout(1), nginx's master, its worker.
+	for pid in "${SERVER_PIDS[@]}"; do
+		echo "$pid"
+		for child in $(pgrep -P "$pid" 2>/dev/null); do
+			echo "$child"
+			pgrep -P "$child" 2>/dev/null || true
+		done
+	done | while read -r pid; do cat /proc/"$pid"/stat 2>/dev/null; done |
+		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); s += $12 + $13 } END { printf "%.2f\n", s / hz }'
+}
+
+# start_matrix_daemon TEMPLATE PORT [KEY=VALUE...]: start_daemon with the
+# template's "port = 80" changed to PORT (the benchmark's port is not 80; see
+# bench_lib.sh's SVC_PORT).
+start_matrix_daemon() {
+	local name=$1 port=$2 cfg
+	shift 2
+	cfg=$(render_config "$name" "$@")
+	if [ "$port" != 80 ]; then
+		sed -i "s/^port = 80\$/port = $port/" "$cfg"
+		grep -q "^port = $port\$" "$cfg" || fail "no port $port in $cfg"
+	fi
+	start_daemon_config "$cfg"
+}
+
+# csv_figures CSV FROM_MS TO_MS [5XX_IS_SHED]: one line "OK SHED LOST P50
+# P99 GOODPUT SHED_P99" over loadgen's per-request CSV. SHED: refused by a
+# RST, or, with 5XX_IS_SHED=1, answered 5xx (the in-process semaphore's 503);
+# LOST: timeouts, resets and other errors (a 5xx otherwise: nginx's 502/504
+# when its upstream's queue overflows); P50/P99: latency (ms) of the ok requests; GOODPUT: ok
+# responses that completed within [FROM_MS, TO_MS] (ms since loadgen's
+# start), per second; SHED_P99: the client's time to refusal, p99 (ms).
+# Nearest rank, as loadgen computes it; "-" for no sample.
+csv_figures() {
+	gawk -F, -v from="$2" -v to="$3" -v s5="${4:-0}" '
+		function rank(a, n, p,   r) { r = int(p * n / 100 + 0.999999); if (r < 1) r = 1; return a[r] }
+		NR == 1 { next }
+		$3 == "ok" { ok[++nok] = $4; end = $1 + $4; if (end >= from && end <= to) good++; next }
+		$3 == "refused" || (s5 && $3 == "error" && $7 == "http_5xx") { shed[++nshed] = $4; next }
+		{ lost++ }
+		END {
+			asort(ok); asort(shed)
+			printf "%d %d %d %s %s %.1f %s\n", nok, nshed, lost,
+				nok ? sprintf("%.1f", rank(ok, nok, 50)) : "-", nok ? sprintf("%.1f", rank(ok, nok, 99)) : "-",
+				(to > from) ? good * 1000 / (to - from) : 0, nshed ? sprintf("%.2f", rank(shed, nshed, 99)) : "-"
+		}' "$1"
+}
+
+# csv_throughput CSV: ok responses per second between the first and the last
+# ok completion: the server's throughput while it had work queued.
+csv_throughput() {
+	gawk -F, 'NR > 1 && $3 == "ok" { e = $1 + $4; n++; if (min == "" || e < min) min = e; if (e > max) max = e }
+		END { if (n < 2 || max <= min) print 0; else printf "%.1f\n", (n - 1) * 1000 / (max - min) }' "$1"
+}
+
+# measure_capacity NAME PORT WORKERS SERVICE_MS [SECONDS]: the running
+# server's capacity, measured: 1.5x its nominal W/S for SECONDS (default 2),
+# every request waited for (30 s time-out), the throughput between the first
+# and the last answer. Sets CAPACITY (req/s) and CAPACITY_CPU (the server's
+# CPU over the run, % of one core); the figures in $SC_WORK/NAME.json/.csv.
+measure_capacity() {
+	local name=$1 port=$2 w=$3 ms=$4 secs=${5:-2} rate c0 c1 d
+	rate=$(awk -v w="$w" -v s="$ms" 'BEGIN { printf "%.0f", 1.5 * w * 1000 / s }')
+	c0=$(server_cpu_s)
+	load "$name" --port "$port" --rate "$rate" --duration-s "$secs" \
+		--count "$(awk -v r="$rate" -v s="$secs" 'BEGIN { printf "%.0f", r * s }')" --timeout-ms 30000
+	c1=$(server_cpu_s)
+	d=$(jv "$name" .duration_s)
+	CAPACITY=$(csv_throughput "$SC_WORK/$name.csv")
+	CAPACITY_CPU=$(awk -v a="$c0" -v b="$c1" -v d="$d" 'BEGIN { printf "%.0f", (d > 0 ? (b - a) * 100 / d : 0) }')
+	awk -v c="$CAPACITY" 'BEGIN { exit !(c > 0) }' || fail "$name: no throughput measured ($(figures "$name"))"
+}
+
+# start_state_sampler OUT: every 200 ms, "EPOCH_MS LEVEL ADAPTIVE_LIMIT
+# NORMAL_CAP" from the current daemon's state file (one line per sample);
+# STATE_SAMPLER is its pid.
+start_state_sampler() {
+	local out=$1 pid=$DAEMON
+	: >"$out"
+	(
+		trap 'exit 0' TERM
+		while :; do
+			jq -r --argjson p "$pid" --arg t "$(now_ms)" \
+				'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none")"' \
+				"$SC_STATE" 2>/dev/null >>"$out"
+			sleep 0.2
+		done
+	) &
+	STATE_SAMPLER=$!
+	LAB_PIDS+=("$STATE_SAMPLER")
+}
+stop_state_sampler() {
+	[ -n "${STATE_SAMPLER:-}" ] && kill "$STATE_SAMPLER" 2>/dev/null && wait "$STATE_SAMPLER" 2>/dev/null
+	STATE_SAMPLER=
+	true
+}

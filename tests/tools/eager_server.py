@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""eager_server: an event-loop HTTP/1.1 server that accepts at once and
+queues inside, the way nginx, Envoy, Go, Node or asyncio services do.
+
+Every connection is accepted as soon as it arrives (a big listen backlog,
+asyncio's accept loop), so the kernel's accept queue stays empty and the
+queue forms in the process: each request waits for one of --workers slots
+(an asyncio.Semaphore, standing for a backend pool), holds it for
+--service-ms (a sleep: the point is waiting, not CPU), then gets
+"200 ok\\n". Keep-alive is honoured (HTTP/1.1 default, "Connection: close"
+ends the connection after the answer).
+
+--fail-fast: the in-process semaphore comparator. A request that finds all
+slots busy gets "503" at once instead of waiting.
+
+Capacity step: SIGUSR1 takes half the slots away (held by the server itself,
+so the requests get the other half), SIGUSR2 gives them back.
+
+The server exits after --duration-s (bounded life in the lab) or on
+SIGTERM/SIGINT, and prints one line of counts to stderr.
+"""
+import argparse
+import asyncio
+import signal
+import sys
+import time
+
+OK = b"ok\n"
+
+
+def response(status, body, close):
+    reason = {200: b"OK", 400: b"Bad Request", 503: b"Service Unavailable"}[status]
+    head = [b"HTTP/1.1 %d %s" % (status, reason), b"Content-Type: text/plain",
+            b"Content-Length: %d" % len(body)]
+    if close:
+        head.append(b"Connection: close")
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
+
+class Server:
+    def __init__(self, args):
+        self.args = args
+        self.slots = asyncio.Semaphore(args.workers)
+        self.held = []  # permits taken away by a capacity step
+        self.served = 0
+        self.rejected = 0
+        self.connections = 0
+        self.step_lock = asyncio.Lock()
+
+    async def handle(self, reader, writer):
+        self.connections += 1
+        try:
+            while True:
+                try:
+                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
+                except (asyncio.IncompleteReadError, asyncio.TimeoutError,
+                        asyncio.LimitOverrunError, ConnectionError):
+                    return
+                lines = head.split(b"\r\n")
+                parts = lines[0].split(b" ")
+                if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+                    writer.write(response(400, b"bad request\n", True))
+                    await writer.drain()
+                    return
+                close = parts[2] == b"HTTP/1.0"
+                for line in lines[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"connection":
+                        v = value.strip().lower()
+                        close = v == b"close" or (close and v != b"keep-alive")
+                if self.args.fail_fast and self.slots.locked():
+                    self.rejected += 1
+                    writer.write(response(503, b"busy\n", close))
+                else:
+                    async with self.slots:
+                        await asyncio.sleep(self.args.service_ms / 1000.0)
+                    self.served += 1
+                    writer.write(response(200, OK, close))
+                await writer.drain()
+                if close:
+                    return
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def halve(self):
+        async with self.step_lock:
+            if self.held:
+                return
+            for _ in range(self.args.workers // 2):
+                await self.slots.acquire()
+                self.held.append(1)
+            print(f"eager_server: capacity step: {self.args.workers - len(self.held)} slots",
+                  file=sys.stderr, flush=True)
+
+    async def restore(self):
+        async with self.step_lock:
+            while self.held:
+                self.held.pop()
+                self.slots.release()
+            print(f"eager_server: capacity step: {self.args.workers} slots", file=sys.stderr,
+                  flush=True)
+
+
+async def main(args):
+    server = Server(args)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, lambda: loop.create_task(server.halve()))
+    loop.add_signal_handler(signal.SIGUSR2, lambda: loop.create_task(server.restore()))
+    srv = await asyncio.start_server(server.handle, host=args.address, port=args.port,
+                                     backlog=args.backlog, reuse_address=True)
+    print(f"eager_server: listening on {args.address}:{args.port}, {args.workers} slots x "
+          f"{args.service_ms} ms{', fail-fast' if args.fail_fast else ''}", file=sys.stderr,
+          flush=True)
+    t0 = time.monotonic()
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=args.duration_s)
+    except asyncio.TimeoutError:
+        pass
+    srv.close()
+    print(f"eager_server: {time.monotonic() - t0:.1f} s, {server.connections} connections, "
+          f"{server.served} served, {server.rejected} answered 503", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--address", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=80)
+    p.add_argument("--workers", type=int, default=10, help="slots (W)")
+    p.add_argument("--service-ms", type=float, default=20, help="service time per request (S)")
+    p.add_argument("--backlog", type=int, default=4096)
+    p.add_argument("--fail-fast", action="store_true", help="503 at once when every slot is busy")
+    p.add_argument("--duration-s", type=float, default=120, help="exit after this long")
+    a = p.parse_args()
+    if a.workers < 1 or a.service_ms < 0 or a.duration_s <= 0:
+        p.error("--workers >= 1, --service-ms >= 0, --duration-s > 0")
+    asyncio.run(main(a))

@@ -19,6 +19,11 @@ struct LimitSample {
   uint32_t inflight = 0;
   uint64_t sheds = 0;  // new connections shed since the last tick, all classes
   std::chrono::nanoseconds now{0};
+  // Responses completed since the last tick; empty when not measured. Only the
+  // capacity limit uses it.
+  std::optional<uint64_t> completions;
+  // Time since the last tick (the tick interval); zero when not known.
+  std::chrono::nanoseconds interval{0};
 };
 
 class LimitAlgorithm {

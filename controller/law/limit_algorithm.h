@@ -68,11 +68,29 @@ struct GradientLimitConfig {
   bool operator==(const GradientLimitConfig&) const = default;
 };
 
+// See capacity_limit.h for the law and the reasons behind these defaults.
+struct CapacityLimitConfig {
+  uint32_t initial = 20;
+  uint32_t min = 4;
+  uint32_t max = 1000;
+  double tolerance = 0.1;
+  double smoothing = 0.2;
+  double max_increase_per_tick = 1.1;
+  double max_decrease_per_tick = 0.8;
+  double probe_factor = 0.75;
+  std::chrono::nanoseconds probe_time = std::chrono::seconds(1);
+  std::chrono::nanoseconds floor_ttl = std::chrono::seconds(60);
+  std::chrono::nanoseconds stale_after = std::chrono::seconds(1);
+
+  bool operator==(const CapacityLimitConfig&) const = default;
+};
+
 struct LimitConfig {
   LimitAlgorithmKind algorithm = LimitAlgorithmKind::kGradient;
   StaticLimitConfig static_limit;
   AimdLimitConfig aimd;
   GradientLimitConfig gradient;
+  CapacityLimitConfig capacity;
 
   bool operator==(const LimitConfig&) const = default;
 };

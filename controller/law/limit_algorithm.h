@@ -34,7 +34,7 @@ class LimitAlgorithm {
   virtual uint32_t limit() const = 0;
 };
 
-enum class LimitAlgorithmKind { kStatic, kAimd, kGradient };
+enum class LimitAlgorithmKind { kStatic, kAimd, kGradient, kCapacity };
 
 struct StaticLimitConfig {
   uint32_t limit = 20;

@@ -72,6 +72,14 @@ TEST(CapacityLimitTest, DefaultsAreDocumentedValues) {
   EXPECT_EQ(CapacityLimit(defaults).limit(), 20u);
 }
 
+TEST(CapacityLimitTest, MadeByTheFactory) {
+  LimitConfig config;
+  config.algorithm = LimitAlgorithmKind::kCapacity;
+  config.capacity.initial = 33;
+  EXPECT_EQ(make_limit_algorithm(config)->limit(), 33u);
+  EXPECT_EQ(LimitConfig{}.algorithm, LimitAlgorithmKind::kGradient);  // not the default
+}
+
 TEST(CapacityLimitTest, NoLatencyHolds) {
   CapacityLimit limit{CapacityLimitConfig{}};
   Samples samples;

@@ -19,10 +19,12 @@ void LevelControlLaw::reconfigure(const ControlLawConfig& config) {
   config_ = config;
 }
 
-LimitSample LevelControlLaw::limit_sample(const TickInputs& inputs,
-                                          std::chrono::nanoseconds now) const {
+LimitSample LevelControlLaw::limit_sample(const TickInputs& inputs, std::chrono::nanoseconds now) {
   LimitSample sample;
   sample.latency_seconds = inputs.latency_seconds;
+  sample.completions = inputs.completions;
+  if (last_tick_ && now > *last_tick_) sample.interval = now - *last_tick_;
+  last_tick_ = now;
   // The limit learns from the traffic it governed since the last decision;
   // when it governed none, from all of it.
   const bool any_limited =

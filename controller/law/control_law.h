@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,7 +38,12 @@ struct ControlLawConfig {
 struct TickInputs {
   std::vector<SignalReading> signals;
   // For the limit algorithm: latency of admitted work (seconds), if measured.
+  // The capacity limit wants the response-time p90 over a sliding window of
+  // about 500 ms (see capacity_limit.h).
   std::optional<double> latency_seconds;
+  // For the limit algorithm: responses completed since the last tick, if
+  // measured. Needed by the capacity limit only.
+  std::optional<uint64_t> completions;
   std::array<uint32_t, kNumClasses> inflight{};
   std::array<uint64_t, kNumClasses> sheds{};  // since the last tick
 };
@@ -92,7 +98,7 @@ class LevelControlLaw final : public ControlLaw {
   void reconfigure(const ControlLawConfig& config) override;
 
  private:
-  LimitSample limit_sample(const TickInputs& inputs, std::chrono::nanoseconds now) const;
+  LimitSample limit_sample(const TickInputs& inputs, std::chrono::nanoseconds now);
   // Fills policies and class_pinned, and records which classes the limit caps.
   void choose_policies(Decision& decision);
 
@@ -102,6 +108,7 @@ class LevelControlLaw final : public ControlLaw {
   std::unique_ptr<LimitAlgorithm> limit_;
   Overrides overrides_;
   Level last_level_ = Level::kNormal;
+  std::optional<std::chrono::nanoseconds> last_tick_;  // for the limit's interval
   // Classes whose in-flight cap in the last decision was the adaptive limit.
   std::array<bool, kNumClasses> limited_classes_{};
 };

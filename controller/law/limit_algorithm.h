@@ -19,6 +19,11 @@ struct LimitSample {
   uint32_t inflight = 0;
   uint64_t sheds = 0;  // new connections shed since the last tick, all classes
   std::chrono::nanoseconds now{0};
+  // Responses completed since the last tick; empty when not measured. Only the
+  // capacity limit uses it.
+  std::optional<uint64_t> completions;
+  // Time since the last tick (the tick interval); zero when not known.
+  std::chrono::nanoseconds interval{0};
 };
 
 class LimitAlgorithm {
@@ -29,7 +34,7 @@ class LimitAlgorithm {
   virtual uint32_t limit() const = 0;
 };
 
-enum class LimitAlgorithmKind { kStatic, kAimd, kGradient };
+enum class LimitAlgorithmKind { kStatic, kAimd, kGradient, kCapacity };
 
 struct StaticLimitConfig {
   uint32_t limit = 20;
@@ -63,11 +68,29 @@ struct GradientLimitConfig {
   bool operator==(const GradientLimitConfig&) const = default;
 };
 
+// See capacity_limit.h for the law and the reasons behind these defaults.
+struct CapacityLimitConfig {
+  uint32_t initial = 20;
+  uint32_t min = 4;
+  uint32_t max = 1000;
+  double tolerance = 0.1;
+  double smoothing = 0.2;
+  double max_increase_per_tick = 1.1;
+  double max_decrease_per_tick = 0.8;
+  double probe_factor = 0.75;
+  std::chrono::nanoseconds probe_time = std::chrono::seconds(1);
+  std::chrono::nanoseconds floor_ttl = std::chrono::seconds(60);
+  std::chrono::nanoseconds stale_after = std::chrono::seconds(1);
+
+  bool operator==(const CapacityLimitConfig&) const = default;
+};
+
 struct LimitConfig {
   LimitAlgorithmKind algorithm = LimitAlgorithmKind::kGradient;
   StaticLimitConfig static_limit;
   AimdLimitConfig aimd;
   GradientLimitConfig gradient;
+  CapacityLimitConfig capacity;
 
   bool operator==(const LimitConfig&) const = default;
 };

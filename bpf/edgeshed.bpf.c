@@ -279,7 +279,7 @@ int BPF_PROG(edgeshed_response, struct sock *sk)
 		return 0;
 	start = __sync_lock_test_and_set(&st->request_ns, 0);
 	if (start)
-		latency_record(st->latency_slot, EDGESHED_LATENCY_RESPONSE,
+		latency_record(st, EDGESHED_LATENCY_RESPONSE,
 			       bpf_ktime_get_ns() - start);
 	return 0;
 }

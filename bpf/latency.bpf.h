@@ -13,19 +13,27 @@
 #include "maps.bpf.h"
 
 /*
- * Counts one sample. The histograms are per CPU and updated without atomics:
- * only a recording program interrupted on its CPU by another recording
- * program (softirq over process context) can lose an increment.
+ * Counts one sample of a connection in its port's histogram. The histograms
+ * are per CPU and updated without atomics: only a recording program
+ * interrupted on its CPU by another recording program (softirq over process
+ * context) can lose an increment.
  */
-static __always_inline void latency_record(__u8 slot, __u32 measure, __u64 ns)
+static __always_inline void latency_record(const struct edgeshed_sk_state *st,
+					   __u32 measure, __u64 ns)
 {
+	struct edgeshed_latency_owner *owner;
 	struct edgeshed_latency_slot *s;
 	struct edgeshed_latency_hist *h;
-	__u32 key = slot, b;
+	__u32 key = st->latency_slot, b;
 
 	if (measure >= EDGESHED_NUM_LATENCY_MEASURES)
 		return;
-	/* EDGESHED_LATENCY_NO_SLOT is past the array: not measured. */
+	/* EDGESHED_LATENCY_NO_SLOT is past the arrays: not measured. The
+	 * slot was the port's when the connection opened; if the port table
+	 * has given it to another port since, the sample is not that port's. */
+	owner = bpf_map_lookup_elem(&es_latency_ports, &key);
+	if (!owner || !owner->in_use || owner->port != st->port)
+		return;
 	s = bpf_map_lookup_elem(&es_latency, &key);
 	if (!s)
 		return;
@@ -73,7 +81,7 @@ static __always_inline void measure_close(struct edgeshed_sk_state *st)
 	if (!st->established_ns || st->close_measured)
 		return;
 	st->close_measured = 1;
-	latency_record(st->latency_slot, EDGESHED_LATENCY_CONNECTION,
+	latency_record(st, EDGESHED_LATENCY_CONNECTION,
 		       bpf_ktime_get_ns() - st->established_ns);
 }
 

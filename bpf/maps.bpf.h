@@ -115,7 +115,8 @@ struct {
 	__type(value, struct edgeshed_latency_slot);
 } es_latency SEC(".maps");
 
-/* Owner port of each latency slot: written and read by userspace only. */
+/* Owner port of each latency slot, written by userspace (set_ports); a
+ * sample is recorded only if its connection's port still owns the slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, EDGESHED_MAX_LATENCY_PORTS);

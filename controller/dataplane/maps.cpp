@@ -172,19 +172,20 @@ Status Maps::set_ports(const std::vector<PortClass>& ports) const {
       }
     }
   }
-  // New ports take free slots, zeroed first so they start from nothing.
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
-  const std::vector<edgeshed_latency_slot> zero(static_cast<size_t>(cpus));
+  // New ports take free slots.
+  std::vector<uint32_t> fresh_slots;
   uint32_t free_slot = 0;
   for (const auto& p : ports) {
     if (slot_of[p.port] != EDGESHED_LATENCY_NO_SLOT) continue;
     while (free_slot < EDGESHED_MAX_LATENCY_PORTS && next[free_slot].in_use) ++free_slot;
     if (free_slot == EDGESHED_MAX_LATENCY_PORTS) break;
-    if (auto s = update(latency_, &free_slot, zero.data(), "latency map"); !s) return s;
     next[free_slot] = {p.port, 1};
     slot_of[p.port] = static_cast<uint8_t>(free_slot);
+    fresh_slots.push_back(free_slot);
   }
+  // The owners first: from then on the data plane drops the samples of the
+  // connections of a port that lost its slot. Then the new ports' slots are
+  // zeroed, and only then does the port table hand them out.
   std::array<uint32_t, EDGESHED_MAX_LATENCY_PORTS> slots{};
   for (uint32_t s = 0; s < EDGESHED_MAX_LATENCY_PORTS; ++s) slots[s] = s;
   __u32 n = EDGESHED_MAX_LATENCY_PORTS;
@@ -193,6 +194,12 @@ Status Maps::set_ports(const std::vector<PortClass>& ports) const {
   batch.elem_flags = BPF_ANY;
   if (bpf_map_update_batch(latency_ports_.get(), slots.data(), next.data(), &n, &batch)) {
     return make_error("cannot write latency slot map: " + errno_text(errno));
+  }
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
+  const std::vector<edgeshed_latency_slot> zero(static_cast<size_t>(cpus));
+  for (uint32_t slot : fresh_slots) {
+    if (auto s = update(latency_, &slot, zero.data(), "latency map"); !s) return s;
   }
 
   std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);

@@ -44,7 +44,8 @@ class Maps {
   // are zeroed. Only the first EDGESHED_MAX_LATENCY_PORTS ports (in the
   // order given, after those keeping theirs) are measured; the rest are
   // protected and counted but have no latency, which read_latency shows by
-  // leaving them out (unmeasured_ports() lists them).
+  // leaving them out (unmeasured_ports() lists them). Connections opened
+  // while a port had a slot it has lost since are not measured any more.
   Status set_ports(const std::vector<PortClass>& ports) const;
   Result<std::vector<PortClass>> read_ports() const;
   // Adds or replaces a source-prefix override and keeps the trie sizes in

@@ -331,7 +331,7 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_latency_slot) ==
 		    "latency slot ABI");
 
 /* Value of es_latency_ports, indexed by slot: whose histograms they are.
- * Written by userspace only; all-zero is a free slot. */
+ * Written by userspace; all-zero is a free slot. */
 struct edgeshed_latency_owner {
 	__u16 port;   /* host byte order */
 	__u16 in_use; /* 0: free slot */

@@ -1,17 +1,25 @@
 // Data plane cost: ns per packet of each path through BPF_PROG_TEST_RUN,
-// side by side with a program that returns at once, in one run.
+// side by side with a program that returns at once, in one run; then ns per
+// event of the tracing programs (in-flight tracker, latency timers) on real
+// loopback traffic, from the kernel's own run-time statistics.
 // Prints figures; asserts nothing (shared machines are noisy).
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "baseline.skel.h"
+#include "baseline_tracing.skel.h"
 #include "common/packet.h"
 #include "dataplane/maps.h"
 #include "dataplane/skeleton.h"
@@ -29,6 +37,10 @@ constexpr int kRounds = 5;           // median of these
 
 struct BaselineDeleter {
   void operator()(baseline_bpf* s) const { baseline_bpf__destroy(s); }
+};
+
+struct TracingBaselineDeleter {
+  void operator()(baseline_tracing_bpf* s) const { baseline_tracing_bpf__destroy(s); }
 };
 
 // Mean ns per run as the kernel measured it.
@@ -58,6 +70,218 @@ double time_rewriting(int prog_fd, const Bytes& frame) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Tracing programs on loopback traffic: request/response exchanges on
+// keep-alive connections and one-exchange connections.
+constexpr int kExchanges = 20000;
+constexpr int kConnections = 2000;
+constexpr size_t kMessageBytes = 64;
+
+struct LinkDeleter {
+  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
+};
+
+// Socket fds closed on scope exit.
+struct Sock {
+  int fd = -1;
+  explicit Sock(int f) : fd(f) {}
+  Sock(const Sock&) = delete;
+  Sock& operator=(const Sock&) = delete;
+  ~Sock() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+sockaddr_in loopback_addr(uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+int listen_loopback(uint16_t* port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a = loopback_addr(0);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0 || listen(fd, 128) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    std::perror("bench: listen");
+    std::exit(1);
+  }
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+int connect_loopback(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a = loopback_addr(port);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    std::perror("bench: connect");
+    std::exit(1);
+  }
+  return fd;
+}
+
+bool exchange_one(int fd, bool send_first) {
+  char buf[kMessageBytes] = {};
+  auto transfer = [&](bool out) {
+    size_t done = 0;
+    while (done < kMessageBytes) {
+      ssize_t n = out ? send(fd, buf + done, kMessageBytes - done, MSG_NOSIGNAL)
+                      : recv(fd, buf + done, kMessageBytes - done, 0);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  };
+  return send_first ? transfer(true) && transfer(false) : transfer(false) && transfer(true);
+}
+
+// kExchanges on one keep-alive connection, then kConnections with one
+// exchange each (the server closes first).
+void run_traffic(uint16_t port, int listener, int exchanges, int connections) {
+  std::thread server([&] {
+    {
+      Sock c(accept(listener, nullptr, nullptr));
+      for (int i = 0; i < exchanges; ++i) exchange_one(c.fd, false);
+    }
+    for (int i = 0; i < connections; ++i) {
+      Sock c(accept(listener, nullptr, nullptr));
+      exchange_one(c.fd, false);
+    }
+  });
+  {
+    Sock c(connect_loopback(port));
+    for (int i = 0; i < exchanges; ++i) exchange_one(c.fd, true);
+  }
+  for (int i = 0; i < connections; ++i) {
+    Sock c(connect_loopback(port));
+    exchange_one(c.fd, true);
+  }
+  server.join();
+}
+
+struct ProgStats {
+  uint64_t run_time_ns = 0;
+  uint64_t run_cnt = 0;
+};
+
+ProgStats prog_stats(const bpf_program* prog) {
+  bpf_prog_info info{};
+  __u32 len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0) return {};
+  return {info.run_time_ns, info.run_cnt};
+}
+
+ProgStats operator-(const ProgStats& a, const ProgStats& b) {
+  return {a.run_time_ns - b.run_time_ns, a.run_cnt - b.run_cnt};
+}
+
+double per_event(const ProgStats& s) {
+  return s.run_cnt ? static_cast<double>(s.run_time_ns) / static_cast<double>(s.run_cnt) : 0.0;
+}
+
+using Links = std::vector<std::unique_ptr<bpf_link, LinkDeleter>>;
+
+bool attach_all(const std::vector<const bpf_program*>& progs, Links* links) {
+  for (const bpf_program* p : progs) {
+    links->emplace_back(bpf_program__attach(p));
+    if (!links->back()) {
+      std::fprintf(stderr, "bench: cannot attach %s\n", bpf_program__name(p));
+      return false;
+    }
+  }
+  return true;
+}
+
+// Each program's run time and runs over one round of traffic.
+std::vector<ProgStats> measure(const std::vector<const bpf_program*>& progs, uint16_t port,
+                               int listener) {
+  std::vector<ProgStats> before, out;
+  for (const bpf_program* p : progs) before.push_back(prog_stats(p));
+  run_traffic(port, listener, kExchanges, kConnections);
+  for (size_t i = 0; i < progs.size(); ++i) out.push_back(prog_stats(progs[i]) - before[i]);
+  return out;
+}
+
+// The tracing programs' ns per event, from the kernel's run-time statistics,
+// on the same traffic three times: to a protected port, to an unprotected
+// one (every event leaves at the first checks), and with empty programs on
+// the same tracepoints. The kernel counts every event of the host (client
+// sockets too, which leave early), so the cost per measured sample is the
+// difference of the first two runs over the samples.
+int bench_tracing(const edgeshed::Skeleton& skel, const edgeshed::Maps& maps) {
+  std::unique_ptr<baseline_tracing_bpf, TracingBaselineDeleter> base(
+      baseline_tracing_bpf__open_and_load());
+  if (!base) {
+    std::fprintf(stderr, "bench: cannot load the tracing baseline programs\n");
+    return 1;
+  }
+  const std::vector<const bpf_program*> progs = {
+      skel->progs.edgeshed_track, skel->progs.edgeshed_request, skel->progs.edgeshed_response};
+  const std::vector<const bpf_program*> empty = {base->progs.baseline_set_state,
+                                                 base->progs.baseline_data_ready,
+                                                 base->progs.baseline_sendmsg};
+  const char* names[] = {"in-flight tracker (inet_sock_set_state)", "request timer (sk_data_ready)",
+                         "response timer (tcp_sendmsg_locked)"};
+  uint16_t protected_port, open_port;
+  Sock protected_listener(listen_loopback(&protected_port));
+  Sock open_listener(listen_loopback(&open_port));
+  if (!maps.set_ports({{80, EDGESHED_CLASS_NORMAL}, {protected_port, EDGESHED_CLASS_NORMAL}})) {
+    return 1;
+  }
+  // Statistics are collected while this fd is open.
+  Sock stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
+  if (stats.fd < 0) {
+    std::perror("bench: bpf_enable_stats");
+    return 1;
+  }
+  std::vector<ProgStats> on, off, bare;
+  {
+    Links links;
+    if (!attach_all(empty, &links)) return 1;
+    bare = measure(empty, open_port, open_listener.fd);
+  }
+  {
+    Links links;
+    if (!attach_all(progs, &links)) return 1;
+    on = measure(progs, protected_port, protected_listener.fd);
+    off = measure(progs, open_port, open_listener.fd);
+  }
+  uint64_t responses = 0, closes = 0;
+  if (auto latency = maps.read_latency()) {
+    for (const auto& p : *latency) {
+      if (p.port != protected_port) continue;
+      responses = p.measures[EDGESHED_LATENCY_RESPONSE].count;
+      closes = p.measures[EDGESHED_LATENCY_CONNECTION].count;
+    }
+  }
+
+  std::printf("\ntracing programs, ns per event (bpf_prog_info run_time_ns / run_cnt)\n");
+  std::printf("traffic per column: %d keep-alive exchanges, then %d one-exchange connections\n\n",
+              kExchanges, kConnections);
+  std::printf("%-40s %10s %12s %10s %9s\n", "program", "protected", "unprotected", "empty",
+              "events");
+  for (size_t i = 0; i < progs.size(); ++i) {
+    std::printf("%-40s %10.1f %12.1f %10.1f %9llu\n", names[i], per_event(on[i]), per_event(off[i]),
+                per_event(bare[i]), static_cast<unsigned long long>(on[i].run_cnt));
+  }
+  auto added = [&](size_t i) {
+    return static_cast<double>(on[i].run_time_ns) - static_cast<double>(off[i].run_time_ns);
+  };
+  std::printf("\nmeasured %llu responses and %llu server closes on the protected port\n",
+              static_cast<unsigned long long>(responses), static_cast<unsigned long long>(closes));
+  if (responses) {
+    std::printf("added per measured request (request + response timers): %.1f ns\n",
+                (added(1) + added(2)) / static_cast<double>(responses));
+  }
+  if (closes) {
+    std::printf("added per protected connection (tracker, open to close): %.1f ns\n",
+                added(0) / static_cast<double>(closes));
+  }
+  return 0;
 }
 
 struct Case {
@@ -170,5 +394,5 @@ int main() {
   }
   std::printf(
       "\nratios: to the baseline of the same hook and repeat mode; the kernel reports whole ns\n");
-  return 0;
+  return bench_tracing(*skel, maps);
 }

@@ -344,5 +344,32 @@ TEST_F(LatencyTest, SlotsAreStableAndLimited) {
   EXPECT_TRUE(critical_measured);
 }
 
+TEST_F(LatencyTest, ASlotGivenToAnotherPortTakesNoSampleOfItsFormerPort) {
+  uint16_t old_port, new_port;
+  Fd old_listener = listen_on_loopback(AF_INET, &old_port);
+  Fd new_listener = listen_on_loopback(AF_INET, &new_port);
+  auto with = [](uint16_t port) {
+    return std::vector<PortClass>{{kNormalPort, EDGESHED_CLASS_NORMAL},
+                                  {kCriticalPort, EDGESHED_CLASS_CRITICAL},
+                                  {kBackgroundPort, EDGESHED_CLASS_BACKGROUND},
+                                  {port, EDGESHED_CLASS_NORMAL}};
+  };
+  ASSERT_TRUE(dp_.maps().set_ports(with(old_port)));
+  Fd client = connect_loopback(AF_INET, old_port);
+  Fd server(accept(old_listener.get(), nullptr, nullptr));
+  request(client.get());
+  ASSERT_TRUE(read_exactly(server.get(), kRequestBytes));
+
+  // The old port leaves the table; the new one takes its free slot.
+  ASSERT_TRUE(dp_.maps().set_ports(with(new_port)));
+  ASSERT_FALSE(latency_of(old_port).has_value());
+  ASSERT_TRUE(latency_of(new_port).has_value());
+  respond(server.get());  // the old connection's answer
+  ASSERT_TRUE(read_exactly(client.get(), kResponseBytes));
+  const auto now = latency_of(new_port);
+  ASSERT_TRUE(now.has_value());
+  for (const auto& h : now->measures) EXPECT_EQ(h.count, 0u);
+}
+
 }  // namespace
 }  // namespace edgeshed::testing

@@ -479,31 +479,37 @@ enum AlgorithmMask : unsigned {
   kStaticOnly = 1u << 0,
   kAimdOnly = 1u << 1,
   kGradientOnly = 1u << 2,
+  kCapacityOnly = 1u << 3,
 };
 
 void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal) {
   reader.choice("algorithm", limit.algorithm,
                 {{"static", law::LimitAlgorithmKind::kStatic},
                  {"aimd", law::LimitAlgorithmKind::kAimd},
-                 {"gradient", law::LimitAlgorithmKind::kGradient}});
-  const unsigned chosen = limit.algorithm == law::LimitAlgorithmKind::kStatic ? kStaticOnly
-                          : limit.algorithm == law::LimitAlgorithmKind::kAimd ? kAimdOnly
-                                                                              : kGradientOnly;
+                 {"gradient", law::LimitAlgorithmKind::kGradient},
+                 {"capacity", law::LimitAlgorithmKind::kCapacity}});
+  const unsigned chosen = limit.algorithm == law::LimitAlgorithmKind::kStatic     ? kStaticOnly
+                          : limit.algorithm == law::LimitAlgorithmKind::kAimd     ? kAimdOnly
+                          : limit.algorithm == law::LimitAlgorithmKind::kCapacity ? kCapacityOnly
+                                                                                  : kGradientOnly;
   // Keys of another algorithm than the chosen one are errors: they would do nothing.
   const std::initializer_list<std::pair<std::string_view, unsigned>> keys = {
-      {"initial", kStaticOnly | kAimdOnly | kGradientOnly},
-      {"latency_signal", kStaticOnly | kAimdOnly | kGradientOnly},
-      {"min", kAimdOnly | kGradientOnly},
-      {"max", kAimdOnly | kGradientOnly},
+      {"initial", kStaticOnly | kAimdOnly | kGradientOnly | kCapacityOnly},
+      {"latency_signal", kStaticOnly | kAimdOnly | kGradientOnly | kCapacityOnly},
+      {"min", kAimdOnly | kGradientOnly | kCapacityOnly},
+      {"max", kAimdOnly | kGradientOnly | kCapacityOnly},
+      {"probe_factor", kCapacityOnly},
+      {"probe_time", kCapacityOnly},
+      {"floor_ttl", kCapacityOnly},
       {"latency_threshold", kAimdOnly},
       {"increase", kAimdOnly},
       {"backoff", kAimdOnly},
-      {"tolerance", kGradientOnly},
-      {"smoothing", kGradientOnly},
+      {"tolerance", kGradientOnly | kCapacityOnly},
+      {"smoothing", kGradientOnly | kCapacityOnly},
       {"baseline_smoothing", kGradientOnly},
       {"baseline_rise_after", kGradientOnly},
-      {"max_increase_per_tick", kGradientOnly},
-      {"max_decrease_per_tick", kGradientOnly},
+      {"max_increase_per_tick", kGradientOnly | kCapacityOnly},
+      {"max_decrease_per_tick", kGradientOnly | kCapacityOnly},
   };
   reader.string("latency_signal", latency_signal);
   bool valid = true;
@@ -511,8 +517,9 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
     reader.allow(key);
     if ((algorithms & chosen) == 0 && reader.source_table().contains(key)) {
       std::string names;
-      for (auto [bit, name] : {std::pair{kStaticOnly, "static"}, std::pair{kAimdOnly, "aimd"},
-                               std::pair{kGradientOnly, "gradient"}}) {
+      for (auto [bit, name] :
+           {std::pair{kStaticOnly, "static"}, std::pair{kAimdOnly, "aimd"},
+            std::pair{kGradientOnly, "gradient"}, std::pair{kCapacityOnly, "capacity"}}) {
         if ((algorithms & bit) == 0) continue;
         names += names.empty() ? "" : " or ";
         names += "\"" + std::string(name) + "\"";
@@ -578,6 +585,20 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
                     Bounds::kOpenMin);
       reader.number("max_decrease_per_tick", gradient.max_decrease_per_tick, 0.0, 1.0,
                     Bounds::kOpen);
+      break;
+    }
+    case law::LimitAlgorithmKind::kCapacity: {
+      law::CapacityLimitConfig& capacity = limit.capacity;
+      read_bounds(capacity.initial, capacity.min, capacity.max);
+      reader.number("tolerance", capacity.tolerance, 0.0, 1.0, Bounds::kOpenMin);
+      reader.number("smoothing", capacity.smoothing, 0.0, 1.0, Bounds::kOpenMin);
+      reader.number("max_increase_per_tick", capacity.max_increase_per_tick, 1.0, 10.0,
+                    Bounds::kOpenMin);
+      reader.number("max_decrease_per_tick", capacity.max_decrease_per_tick, 0.0, 1.0,
+                    Bounds::kOpen);
+      reader.number("probe_factor", capacity.probe_factor, 0.0, 1.0, Bounds::kOpen);
+      reader.duration("probe_time", capacity.probe_time, milliseconds(100), minutes(1));
+      reader.duration("floor_ttl", capacity.floor_ttl, seconds(1), std::chrono::hours(24));
       break;
     }
   }
@@ -722,17 +743,19 @@ Config parse_document(const toml::table& document, std::string_view source_name,
     TableReader reader(errors, *table, "critical");
     parse_critical(reader, config.critical_floor, config.critical_cap);
   }
+  if (const toml::table* table = root.table("limit")) {
+    TableReader reader(errors, *table, "limit");
+    parse_limit(reader, config.limit, config.latency_signal);
+  }
   // After [critical]: its cap is the default of policy.critical.critical.
-  config.policy = law::default_policy_table(config.critical_cap);
+  // After [limit]: the capacity limit is in force below high too.
+  config.policy = law::default_policy_table(
+      config.critical_cap, config.limit.algorithm == law::LimitAlgorithmKind::kCapacity);
   if (const toml::table* table = root.table("policy")) {
     TableReader reader(errors, *table, "policy");
     PolicyReaders critical_rules;
     parse_policy(reader, config.policy, critical_rules);
     check_critical_floor(config.policy, critical_rules, config.critical_floor);
-  }
-  if (const toml::table* table = root.table("limit")) {
-    TableReader reader(errors, *table, "limit");
-    parse_limit(reader, config.limit, config.latency_signal);
   }
   {
     std::map<std::string, std::string> seen;

@@ -411,8 +411,16 @@ void Daemon::tick() {
   law::TickInputs in;
   in.signals = signals_->sample(now);
   log_signal_changes();
-  for (const auto& r : in.signals) {
-    if (r.name == config_.latency_signal && !r.stale) in.latency_seconds = r.value;
+  if (!config_.latency_signal.empty()) {
+    for (const auto& r : in.signals) {
+      if (r.name == config_.latency_signal && !r.stale) in.latency_seconds = r.value;
+    }
+  } else if (auto input = latency_.limit_input()) {
+    // The kernel's response time, when no signal was named for the limit.
+    in.latency_seconds = input->p90_s;
+    in.completions = input->last_tick_count;
+  } else if (latency_.snapshot()) {
+    in.completions = 0;  // read, and nothing completed in the window
   }
 
   if (const auto& counts = snapshot_.inflight; counts) {

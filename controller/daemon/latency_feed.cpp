@@ -40,6 +40,7 @@ void LatencyFeed::update(
   }
   ports.push_back(all);
   window_.update(now, ports);
+  limit_window_.update(now, {all});
   snapshot_.clear();
   for (const auto& p : ports) {
     auto& s = snapshot_[p.port];
@@ -47,6 +48,11 @@ void LatencyFeed::update(
     s.connection = window_.stats(p.port, signals::LatencyMeasure::kConnection);
   }
   error_.clear();
+}
+
+std::optional<signals::LatencyStats> LatencyFeed::limit_input() const {
+  if (!error_.empty()) return std::nullopt;
+  return limit_window_.stats(signals::kAllPorts, signals::LatencyMeasure::kResponse);
 }
 
 Result<signals::LatencySnapshot> LatencyFeed::snapshot() const {

@@ -17,8 +17,13 @@ namespace edgeshed::daemon {
 
 class LatencyFeed {
  public:
+  // The limit's window is shorter than the signals': it must see a queue
+  // build within a few ticks (tests/unit/law_capacity_test.cpp measured p90
+  // over 500 ms best), while a p99 for the level wants more samples.
+  static constexpr std::chrono::nanoseconds kLimitWindow = std::chrono::milliseconds(500);
+
   explicit LatencyFeed(std::chrono::nanoseconds window = signals::LatencyWindow::kDefaultWindow)
-      : window_(window) {}
+      : window_(window), limit_window_(kLimitWindow) {}
 
   // One read per interface. A port protected on several interfaces is the
   // same sockets seen by each: the first interface's reading stands.
@@ -28,8 +33,14 @@ class LatencyFeed {
   // As of the last update, or why there is none.
   Result<signals::LatencySnapshot> snapshot() const;
 
+  // What the capacity limit learns from: the response time of all protected
+  // ports over kLimitWindow (p90) and the responses of the last tick; empty
+  // when nothing was read or nothing completed.
+  std::optional<signals::LatencyStats> limit_input() const;
+
  private:
   signals::LatencyWindow window_;
+  signals::LatencyWindow limit_window_;
   signals::LatencySnapshot snapshot_;
   std::string error_ = "no latency read yet";
 };

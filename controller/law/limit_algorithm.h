@@ -86,7 +86,9 @@ struct CapacityLimitConfig {
 };
 
 struct LimitConfig {
-  LimitAlgorithmKind algorithm = LimitAlgorithmKind::kGradient;
+  // Finds the capacity from the kernel-measured response time: the one that
+  // protects a service whose capacity nobody told edgeshed.
+  LimitAlgorithmKind algorithm = LimitAlgorithmKind::kCapacity;
   StaticLimitConfig static_limit;
   AimdLimitConfig aimd;
   GradientLimitConfig gradient;

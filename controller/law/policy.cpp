@@ -29,8 +29,13 @@ PolicyRule PolicyRule::shed_all() {
   return rule;
 }
 
-PolicyTable default_policy_table(uint32_t critical_cap) {
+PolicyTable default_policy_table(uint32_t critical_cap, bool cap_below_high) {
   PolicyTable table;  // every cell admits all
+  if (cap_below_high) {
+    table.at(Level::kNormal, TrafficClass::kNormal) = PolicyRule::cap_adaptive();
+    table.at(Level::kNormal, TrafficClass::kBackground) = PolicyRule::cap_adaptive();
+    table.at(Level::kElevated, TrafficClass::kNormal) = PolicyRule::cap_adaptive();
+  }
   table.at(Level::kElevated, TrafficClass::kBackground) = PolicyRule::admit_fraction(0.5);
   table.at(Level::kHigh, TrafficClass::kBackground) = PolicyRule::shed_all();
   table.at(Level::kHigh, TrafficClass::kNormal) = PolicyRule::cap_adaptive();

@@ -65,7 +65,11 @@ struct PolicyTable {
 //   elevated: background admit 0.5, others admit
 //   high:     background shed, normal capped at the adaptive limit, critical admit
 //   critical: background shed, normal shed, critical capped at critical_cap
-PolicyTable default_policy_table(uint32_t critical_cap = kUnlimited);
+// With cap_below_high, normal and background are also capped at the adaptive
+// limit at normal, and normal at elevated: for a limit that binds only above
+// the service's capacity (the capacity limit), so that the first ticks of an
+// overload are already capped rather than waiting for the level to rise.
+PolicyTable default_policy_table(uint32_t critical_cap = kUnlimited, bool cap_below_high = false);
 
 // Critical traffic (health checks, control connections, operators) keeps a
 // guaranteed floor whatever the policy says: applied to the config's rules

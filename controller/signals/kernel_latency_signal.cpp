@@ -4,23 +4,26 @@
 
 namespace edgeshed::signals {
 
-std::optional<double> LatencyStats::get(LatencyStatistic statistic) const {
+double statistic_of(const LatencyStats& stats, LatencyStatistic statistic) {
   switch (statistic) {
     case LatencyStatistic::kP50:
-      return p50;
+      return stats.p50_s;
     case LatencyStatistic::kP90:
-      return p90;
+      return stats.p90_s;
     case LatencyStatistic::kP99:
-      return p99;
+      return stats.p99_s;
     case LatencyStatistic::kMean:
-      return mean;
+      return stats.mean_s;
   }
-  return std::nullopt;
+  return 0.0;
 }
 
 double KernelLatencySignal::value_of(const LatencySnapshot& snapshot, LatencyMeasure measure,
                                      LatencyStatistic statistic, std::optional<uint16_t> port) {
-  auto value = [&](const PortLatency& p) { return p.get(measure).get(statistic).value_or(0.0); };
+  auto value = [&](const PortLatencyStats& p) {
+    const auto& stats = p.get(measure);
+    return stats ? statistic_of(*stats, statistic) : 0.0;
+  };
   if (port) {
     auto it = snapshot.find(*port);
     return it == snapshot.end() ? 0.0 : value(it->second);

@@ -2,7 +2,7 @@
 // the service: the data plane's tracker times each request from its arrival
 // to the server's first byte back (response time), and each connection from
 // its establishment to the server's close (connection time). The daemon
-// keeps the windowed quantiles; this class picks one of them.
+// keeps the windowed quantiles (LatencyWindow); this class picks one.
 #pragma once
 
 #include <cstdint>
@@ -10,32 +10,27 @@
 #include <map>
 #include <optional>
 
+#include "signals/latency_window.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
 
-enum class LatencyMeasure { kResponse, kConnection };
 enum class LatencyStatistic { kP50, kP90, kP99, kMean };
 
-// One measure of one port over the daemon's latency window, in seconds.
-struct LatencyStats {
-  uint64_t count = 0;  // samples in the window
-  std::optional<double> p50, p90, p99, mean;
+double statistic_of(const LatencyStats& stats, LatencyStatistic statistic);
 
-  std::optional<double> get(LatencyStatistic statistic) const;
-};
+// Both measures of one port over the daemon's window; empty: no sample.
+struct PortLatencyStats {
+  std::optional<LatencyStats> response;
+  std::optional<LatencyStats> connection;
 
-struct PortLatency {
-  LatencyStats response;
-  LatencyStats connection;
-
-  const LatencyStats& get(LatencyMeasure measure) const {
+  const std::optional<LatencyStats>& get(LatencyMeasure measure) const {
     return measure == LatencyMeasure::kResponse ? response : connection;
   }
 };
 
-// Keyed by local port; the entry 0 holds all protected ports together.
-using LatencySnapshot = std::map<uint16_t, PortLatency>;
+// Keyed by local port; the entry kAllPorts holds all protected ports together.
+using LatencySnapshot = std::map<uint16_t, PortLatencyStats>;
 inline constexpr uint16_t kAllPorts = 0;
 
 class KernelLatencySignal final : public SignalSource {

@@ -69,7 +69,8 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(config.critical_cap, law::kUnlimited);
   for (law::Level level : law::kAllLevels) {
     for (law::TrafficClass c : law::kAllClasses) {
-      EXPECT_EQ(config.policy.at(level, c), law::default_policy_table().at(level, c));
+      EXPECT_EQ(config.policy.at(level, c),
+                law::default_policy_table(law::kUnlimited, /*cap_below_high=*/true).at(level, c));
     }
   }
   EXPECT_EQ(config.limit, law::LimitConfig{});
@@ -666,7 +667,7 @@ TEST(ConfigErrorTest, CriticalSectionRanges) {
 TEST(ConfigErrorTest, UnknownLimitAlgorithm) {
   EXPECT_EQ(error_of("[limit]\nalgorithm = \"vegas\"\n"),
             "edgeshed.toml:2:1: limit.algorithm = \"vegas\": must be one of \"static\", \"aimd\", "
-            "\"gradient\"");
+            "\"gradient\", \"capacity\"");
 }
 
 TEST(ConfigErrorTest, LatencySignalMustNameASignal) {
@@ -685,10 +686,11 @@ TEST(ConfigTest, LatencySignalNamesTheLimitsInput) {
 
 TEST(ConfigErrorTest, KeyOfAnotherAlgorithm) {
   EXPECT_EQ(error_of("[limit]\nalgorithm = \"aimd\"\ntolerance = 0.3\n"),
-            "edgeshed.toml:3:1: limit.tolerance = 0.3: only valid with algorithm = \"gradient\"");
+            "edgeshed.toml:3:1: limit.tolerance = 0.3: only valid with algorithm = \"gradient\" or "
+            "\"capacity\"");
   EXPECT_EQ(error_of("[limit]\nalgorithm = \"static\"\nmin = 3\n"),
             "edgeshed.toml:3:1: limit.min = 3: only valid with algorithm = \"aimd\" or "
-            "\"gradient\"");
+            "\"gradient\" or \"capacity\"");
 }
 
 TEST(ConfigErrorTest, LimitMinAboveMax) {

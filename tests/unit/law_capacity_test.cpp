@@ -77,7 +77,7 @@ TEST(CapacityLimitTest, MadeByTheFactory) {
   config.algorithm = LimitAlgorithmKind::kCapacity;
   config.capacity.initial = 33;
   EXPECT_EQ(make_limit_algorithm(config)->limit(), 33u);
-  EXPECT_EQ(LimitConfig{}.algorithm, LimitAlgorithmKind::kGradient);  // not the default
+  EXPECT_EQ(LimitConfig{}.algorithm, LimitAlgorithmKind::kCapacity);  // the default
 }
 
 TEST(CapacityLimitTest, NoLatencyHolds) {

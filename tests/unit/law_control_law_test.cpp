@@ -285,6 +285,7 @@ TEST_F(ControlLawTest, OverridesReportTheirState) {
 // --- the adaptive limit inside the law
 
 TEST_F(ControlLawTest, LimitLearnsFromTheClassItCaps) {
+  config_.limit.algorithm = LimitAlgorithmKind::kGradient;
   config_.limit.gradient.smoothing = 1.0;
   config_.limit.gradient.max_decrease_per_tick = 0.1;
   TickInputs idle = inputs({reading("load", 1.5)});
@@ -302,6 +303,7 @@ TEST_F(ControlLawTest, LimitLearnsFromTheClassItCaps) {
 }
 
 TEST_F(ControlLawTest, LimitIgnoresSlowSamplesFromUncappedTraffic) {
+  config_.limit.algorithm = LimitAlgorithmKind::kGradient;
   config_.limit.gradient.smoothing = 1.0;
   TickInputs teach = inputs({reading("load", 0.1)});
   teach.latency_seconds = 0.020;
@@ -323,6 +325,7 @@ TEST_F(ControlLawTest, ShedsOfAllClassesReachTheLimit) {
 // --- reload
 
 TEST_F(ControlLawTest, ReconfigureKeepsLevelPinsAndLimitState) {
+  config_.limit.algorithm = LimitAlgorithmKind::kGradient;
   config_.limit.gradient.smoothing = 1.0;
   TickInputs grow = inputs({reading("load", 1.5)});
   grow.latency_seconds = 0.020;

@@ -334,7 +334,7 @@ TEST(MakeLimitAlgorithmTest, BuildsTheChosenAlgorithm) {
   EXPECT_EQ(make_limit_algorithm(config)->limit(), 8u);
   config.algorithm = LimitAlgorithmKind::kGradient;
   EXPECT_EQ(make_limit_algorithm(config)->limit(), 9u);
-  EXPECT_EQ(LimitConfig{}.algorithm, LimitAlgorithmKind::kGradient);
+  EXPECT_EQ(LimitConfig{}.algorithm, LimitAlgorithmKind::kCapacity);
 }
 
 }  // namespace

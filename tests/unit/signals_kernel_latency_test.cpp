@@ -12,12 +12,23 @@ namespace {
 
 using std::chrono::seconds;
 
+// count, p50, p90, p99, mean
+LatencyStats stats(uint64_t count, double p50, double p90, double p99, double mean) {
+  LatencyStats s;
+  s.count = count;
+  s.p50_s = p50;
+  s.p90_s = p90;
+  s.p99_s = p99;
+  s.mean_s = mean;
+  return s;
+}
+
 LatencySnapshot two_ports() {
   LatencySnapshot snap;
-  snap[80].response = {100, 0.020, 0.030, 0.045, 0.022};
-  snap[80].connection = {100, 0.021, 0.031, 0.050, 0.023};
-  snap[443].response = {10, 0.010, 0.060, 0.090, 0.015};
-  snap[kAllPorts].response = {110, 0.019, 0.040, 0.089, 0.021};
+  snap[80].response = stats(100, 0.020, 0.030, 0.045, 0.022);
+  snap[80].connection = stats(100, 0.021, 0.031, 0.050, 0.023);
+  snap[443].response = stats(10, 0.010, 0.060, 0.090, 0.015);
+  snap[kAllPorts].response = stats(110, 0.019, 0.040, 0.089, 0.021);
   return snap;
 }
 

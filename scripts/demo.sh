@@ -33,14 +33,14 @@ echo "== 1/2: $COUNT requests at $RATE/s, no edgeshed"
 offer without
 sleep 3 # let the queue the overload built drain
 
-echo "== 2/2: the same, with edgeshed (adaptive limit, action rst)"
+echo "== 2/2: the same, with edgeshed (a config naming only the port; action rst)"
 sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" "$root/scripts/demo.toml" >"$out/edgeshed.toml"
 nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$out/edgeshed.toml" \
 	>"$out/edgeshed.log" 2>&1 &
 daemon=$!
 LAB_PIDS+=("$daemon")
 for _ in $(seq 50); do grep -q "running:" "$out/edgeshed.log" && break; sleep 0.1; done
-sleep 2 # the probe learns the idle latency
+sleep 1 # running, and never told the service's capacity
 offer with
 kill -TERM "$daemon"
 wait "$daemon" || true

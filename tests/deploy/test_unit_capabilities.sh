@@ -52,13 +52,14 @@ start_limited() {
 }
 
 status() { "$EDGESHED" --run-dir "$work/run" status --iface "$SRV_IF" --json 2>/dev/null; }
-# Ticking (heartbeat fresh) and every signal read, the accept queue included.
+# Ticking (heartbeat fresh) and every signal read, the accept queue and a
+# port's latency objective (a kernel_latency signal) included.
 healthy() {
 	local s
 	s=$(status) || return 1
 	[ "$(jq .fail_open <<<"$s" 2>/dev/null)" = false ] &&
 		[ "$(jq '[.daemon.signals[] | select(.value != null)] | length' <<<"$s" 2>/dev/null)" = \
-			"$(grep -c '^\[\[signal\]\]' "$cfg")" ]
+			"$(($(grep -c '^\[\[signal\]\]' "$cfg") + $(grep -c '^latency_objective = ' "$cfg")))" ]
 }
 wait_healthy() {
 	local i

@@ -279,6 +279,14 @@ csv_figures() {
 		}' "$1"
 }
 
+# csv_p99_from CSV FROM_MS: admitted p99 (ms, nearest rank) of the ok
+# requests started at FROM_MS (since loadgen's start) or later; "-" for none.
+csv_p99_from() {
+	gawk -F, -v from="$2" '
+		NR > 1 && $3 == "ok" && $1 >= from { ok[++n] = $4 }
+		END { if (!n) { print "-"; exit } asort(ok); r = int(0.99 * n + 0.999999); if (r < 1) r = 1; printf "%.1f\n", ok[r] }' "$1"
+}
+
 # csv_throughput CSV: ok responses per second between the first and the last
 # ok completion: the server's throughput while it had work queued.
 csv_throughput() {

@@ -66,7 +66,8 @@ s=$(status)
 [ "$(jq -r .mode <<<"$s")" = enforce ] || fail "mode: $s"
 [ "$(jq .fail_open <<<"$s")" = false ] || fail "fail-open while the daemon ticks: $s"
 pass "daemon attached and ticks (heartbeat age $(jq .heartbeat_age_ms <<<"$s") ms)"
-configured=$(grep -c '^\[\[signal\]\]' "$cfg")
+# The [[signal]] tables, and a port's latency_objective, which is one too.
+configured=$(($(grep -c '^\[\[signal\]\]' "$cfg") + $(grep -c '^latency_objective = ' "$cfg")))
 all_shown() {
 	s=$(status)
 	[ "$(jq '[.daemon.signals[] | select(.age_ms != null and .value != null)] | length' <<<"$s")" = "$configured" ]

@@ -192,40 +192,29 @@ bool TableReader::number(std::string_view key, double& out, double min, double m
   return true;
 }
 
-bool TableReader::integer(std::string_view key, uint32_t& out, uint64_t min, uint64_t max) {
+std::optional<int64_t> TableReader::integer_in(std::string_view key, int64_t min, int64_t max) {
   const toml::node* node = get(key);
-  if (node == nullptr) return false;
+  if (node == nullptr) return std::nullopt;
   const std::string range =
       "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!node->is_integer()) {
+  if (!node->is_integer() || node->as_integer()->get() < min ||
+      node->as_integer()->get() > max) {
     invalid(key, range);
-    return false;
+    return std::nullopt;
   }
-  const int64_t value = node->as_integer()->get();
-  if (value < 0 || static_cast<uint64_t>(value) < min || static_cast<uint64_t>(value) > max) {
-    invalid(key, range);
-    return false;
-  }
-  out = static_cast<uint32_t>(value);
-  return true;
+  return node->as_integer()->get();
+}
+
+bool TableReader::integer(std::string_view key, uint32_t& out, uint64_t min, uint64_t max) {
+  const auto value = integer_in(key, static_cast<int64_t>(min), static_cast<int64_t>(max));
+  if (value) out = static_cast<uint32_t>(*value);
+  return value.has_value();
 }
 
 bool TableReader::signed_integer(std::string_view key, int32_t& out, int32_t min, int32_t max) {
-  const toml::node* node = get(key);
-  if (node == nullptr) return false;
-  const std::string range =
-      "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!node->is_integer()) {
-    invalid(key, range);
-    return false;
-  }
-  const int64_t value = node->as_integer()->get();
-  if (value < min || value > max) {
-    invalid(key, range);
-    return false;
-  }
-  out = static_cast<int32_t>(value);
-  return true;
+  const auto value = integer_in(key, min, max);
+  if (value) out = static_cast<int32_t>(*value);
+  return value.has_value();
 }
 
 bool TableReader::boolean(std::string_view key, bool& out) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -102,6 +103,10 @@ class TableReader {
   ConfigErrors& errors() { return errors_; }
 
  private:
+  // The key's integer value if it is one within [min, max]; otherwise an
+  // error is recorded (nothing when the key is absent).
+  std::optional<int64_t> integer_in(std::string_view key, int64_t min, int64_t max);
+
   ConfigErrors& errors_;
   const toml::table& table_;
   std::string path_;

@@ -19,11 +19,12 @@ so the requests get the other half), SIGUSR2 gives them back.
 The server exits after --duration-s (bounded life in the lab) or on
 SIGTERM/SIGINT, and prints one line of counts to stderr.
 """
-import argparse
 import asyncio
 import signal
 import sys
 import time
+
+import lab_server_args
 
 OK = b"ok\n"
 
@@ -127,15 +128,4 @@ async def main(args):
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--address", default="0.0.0.0")
-    p.add_argument("--port", type=int, default=80)
-    p.add_argument("--workers", type=int, default=10, help="slots (W)")
-    p.add_argument("--service-ms", type=float, default=20, help="service time per request (S)")
-    p.add_argument("--backlog", type=int, default=4096)
-    p.add_argument("--fail-fast", action="store_true", help="503 at once when every slot is busy")
-    p.add_argument("--duration-s", type=float, default=120, help="exit after this long")
-    a = p.parse_args()
-    if a.workers < 1 or a.service_ms < 0 or a.duration_s <= 0:
-        p.error("--workers >= 1, --service-ms >= 0, --duration-s > 0")
-    asyncio.run(main(a))
+    asyncio.run(main(lab_server_args.parse(__doc__.split("\n")[0])))

@@ -14,13 +14,14 @@ Capacity step: SIGUSR1 takes half the slots away, SIGUSR2 gives them back.
 Exits after --duration-s or on SIGTERM/SIGINT, with one line of counts on
 stderr.
 """
-import argparse
 import http.server
 import signal
 import socketserver
 import sys
 import threading
 import time
+
+import lab_server_args
 
 args = None
 slots = None
@@ -100,17 +101,7 @@ def restore():
 
 def main():
     global args, slots
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--address", default="0.0.0.0")
-    p.add_argument("--port", type=int, default=80)
-    p.add_argument("--workers", type=int, default=10, help="slots (W)")
-    p.add_argument("--service-ms", type=float, default=20, help="service time per request (S)")
-    p.add_argument("--backlog", type=int, default=4096)
-    p.add_argument("--fail-fast", action="store_true", help="503 at once when every slot is busy")
-    p.add_argument("--duration-s", type=float, default=120, help="exit after this long")
-    args = p.parse_args()
-    if args.workers < 1 or args.service_ms < 0 or args.duration_s <= 0:
-        p.error("--workers >= 1, --service-ms >= 0, --duration-s > 0")
+    args = lab_server_args.parse(__doc__.split("\n")[0])
     slots = threading.BoundedSemaphore(args.workers)
     # Thousands of waiting threads at 5x: small stacks.
     threading.stack_size(256 * 1024)

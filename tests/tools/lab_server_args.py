@@ -1,0 +1,19 @@
+"""The command line the lab's Python servers share (eager_server.py,
+threaded_server.py): W slots x S ms on an address and port, for a bounded
+time, optionally answering 503 at once when every slot is busy."""
+import argparse
+
+
+def parse(description):
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--address", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=80)
+    p.add_argument("--workers", type=int, default=10, help="slots (W)")
+    p.add_argument("--service-ms", type=float, default=20, help="service time per request (S)")
+    p.add_argument("--backlog", type=int, default=4096)
+    p.add_argument("--fail-fast", action="store_true", help="503 at once when every slot is busy")
+    p.add_argument("--duration-s", type=float, default=120, help="exit after this long")
+    a = p.parse_args()
+    if a.workers < 1 or a.service_ms < 0 or a.duration_s <= 0:
+        p.error("--workers >= 1, --service-ms >= 0, --duration-s > 0")
+    return a

@@ -307,10 +307,12 @@ EDGESHED_ABI_ASSERT(EDGESHED_MAX_LATENCY_PORTS < EDGESHED_LATENCY_NO_SLOT,
 #define EDGESHED_LATENCY_SUB_BITS 3
 #define EDGESHED_LATENCY_SUB (1u << EDGESHED_LATENCY_SUB_BITS)
 #define EDGESHED_LATENCY_MAX_LOG2 25
-#define EDGESHED_LATENCY_BUCKETS                                              \
-	(EDGESHED_LATENCY_SUB *                                               \
-	 (EDGESHED_LATENCY_MAX_LOG2 - EDGESHED_LATENCY_SUB_BITS + 2))
-EDGESHED_ABI_ASSERT(EDGESHED_LATENCY_BUCKETS == 192, "latency bucket layout");
+/* A plain number, so that a loop bound over it is no unsigned product. */
+#define EDGESHED_LATENCY_BUCKETS 192
+EDGESHED_ABI_ASSERT(EDGESHED_LATENCY_BUCKETS ==
+			    EDGESHED_LATENCY_SUB * (EDGESHED_LATENCY_MAX_LOG2 -
+						    EDGESHED_LATENCY_SUB_BITS + 2),
+		    "latency bucket layout");
 
 struct edgeshed_latency_hist {
 	__u64 count;

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
@@ -145,11 +146,12 @@ void clients_per_connection(uint16_t port, int n) {
 }
 
 TEST_F(LatencyTest, PerRequestConnectionsServerClosesFirst) {
-  for (auto service : {20ms, 50ms}) {
+  // Service time, and connections: fewer of the slower ones.
+  const std::pair<std::chrono::milliseconds, int> runs[] = {{20ms, 20}, {50ms, 10}};
+  for (const auto& [service, n] : runs) {
     uint16_t port;
     Fd listener = listen_on_loopback(AF_INET, &port);
     protect(port);
-    const int n = service == 20ms ? 20 : 10;
     std::thread server(serve_per_connection, listener.get(), n, service);
     clients_per_connection(port, n);
     server.join();
@@ -241,7 +243,7 @@ TEST_F(LatencyTest, LazyAcceptCountsFromArrival) {
     respond(c.get());
     answer_after[i] = Clock::now();
   }
-  for (auto& c : clients) ASSERT_TRUE(read_exactly(c.get(), kResponseBytes));
+  for (const auto& c : clients) ASSERT_TRUE(read_exactly(c.get(), kResponseBytes));
 
   auto p = latency_of(port);
   ASSERT_TRUE(p.has_value());
@@ -330,8 +332,8 @@ TEST_F(LatencyTest, SlotsAreStableAndLimited) {
   auto slots_before = dp_.maps().read_latency().value();
   ASSERT_EQ(slots_before.size(), 3u);  // the fixture's three ports
   std::vector<PortClass> many;
-  for (uint16_t p = 10000; p < 10000 + EDGESHED_MAX_LATENCY_PORTS + 8; ++p) {
-    many.push_back({p, EDGESHED_CLASS_NORMAL});
+  for (uint32_t p = 10000; p < 10000 + EDGESHED_MAX_LATENCY_PORTS + 8; ++p) {
+    many.push_back({static_cast<uint16_t>(p), EDGESHED_CLASS_NORMAL});
   }
   many.push_back({kCriticalPort, EDGESHED_CLASS_CRITICAL});  // kept: it had a slot
   ASSERT_TRUE(dp_.maps().set_ports(many));

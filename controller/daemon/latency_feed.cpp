@@ -3,16 +3,6 @@
 #include <set>
 
 namespace edgeshed::daemon {
-namespace {
-
-void add(signals::LatencyHistogram& into, const signals::LatencyHistogram& h) {
-  into.count += h.count;
-  into.sum_ns += h.sum_ns;
-  for (size_t i = 0; i < EDGESHED_LATENCY_BUCKETS; ++i) into.buckets[i] += h.buckets[i];
-}
-
-}  // namespace
-
 void LatencyFeed::update(
     std::chrono::nanoseconds now,
     const std::vector<Result<std::vector<signals::PortLatency>>>& per_interface) {
@@ -29,7 +19,7 @@ void LatencyFeed::update(
     for (const auto& p : *read) {
       if (p.port == signals::kAllPorts || !seen.insert(p.port).second) continue;
       ports.push_back(p);
-      for (size_t m = 0; m < signals::kLatencyMeasures; ++m) add(all.measures[m], p.measures[m]);
+      for (size_t m = 0; m < signals::kLatencyMeasures; ++m) signals::add_histogram(all.measures[m], p.measures[m]);
     }
   }
   // A failed read feeds nothing: the window would take the missing ports'

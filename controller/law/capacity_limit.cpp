@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "law/whole_limit.h"
+
 namespace edgeshed::law {
 
 namespace {
@@ -31,10 +33,7 @@ constexpr double kFloorRise = 0.02;
 CapacityLimit::CapacityLimit(const CapacityLimitConfig& config)
     : config_(config), estimate_(std::clamp<double>(config.initial, config.min, config.max)) {}
 
-uint32_t CapacityLimit::limit() const {
-  constexpr double kRoundingSlack = 1e-9;
-  return std::max(config_.min, static_cast<uint32_t>(std::floor(estimate_ + kRoundingSlack)));
-}
+uint32_t CapacityLimit::limit() const { return whole_limit(estimate_, config_.min); }
 
 uint32_t CapacityLimit::update(const LimitSample& sample) {
   const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "law/whole_limit.h"
+
 namespace edgeshed::law {
 
 namespace {
@@ -13,12 +15,7 @@ constexpr double kMaxGradient = 2.0;
 GradientLimit::GradientLimit(const GradientLimitConfig& config)
     : config_(config), estimate_(std::clamp<double>(config.initial, config.min, config.max)) {}
 
-uint32_t GradientLimit::limit() const {
-  // The estimate is continuous; the data plane needs a whole cap. The epsilon
-  // keeps 124.99999999 (an exact 125 after rounding error) from becoming 124.
-  constexpr double kRoundingSlack = 1e-9;
-  return std::max(config_.min, static_cast<uint32_t>(std::floor(estimate_ + kRoundingSlack)));
-}
+uint32_t GradientLimit::limit() const { return whole_limit(estimate_, config_.min); }
 
 void GradientLimit::track_baseline(double latency, std::chrono::nanoseconds now, bool may_rise) {
   if (!baseline_ || latency < *baseline_) {

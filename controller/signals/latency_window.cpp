@@ -27,13 +27,13 @@ std::optional<LatencyHistogram> difference(const LatencyHistogram& after,
   return d;
 }
 
-void add(LatencyHistogram& into, const LatencyHistogram& h) {
+}  // namespace
+
+void add_histogram(LatencyHistogram& into, const LatencyHistogram& h) {
   into.count += h.count;
   into.sum_ns += h.sum_ns;
   for (size_t i = 0; i < EDGESHED_LATENCY_BUCKETS; ++i) into.buckets[i] += h.buckets[i];
 }
-
-}  // namespace
 
 std::optional<double> latency_quantile_s(const LatencyHistogram& h, double q) {
   const uint64_t total = bucket_total(h);
@@ -93,7 +93,7 @@ std::optional<LatencyStats> LatencyWindow::stats(uint16_t port, LatencyMeasure m
   if (m >= kLatencyMeasures || ticks_.empty()) return std::nullopt;
   LatencyHistogram sum{};
   for (const auto& t : ticks_) {
-    if (auto it = t.deltas.find(port); it != t.deltas.end()) add(sum, it->second[m]);
+    if (auto it = t.deltas.find(port); it != t.deltas.end()) add_histogram(sum, it->second[m]);
   }
   // A read racing an update on some CPU may see the count before the
   // bucket or the other way round: quantiles use the buckets' own total.

@@ -30,6 +30,9 @@ struct PortLatency {
   std::array<LatencyHistogram, kLatencyMeasures> measures{};
 };
 
+// Adds h's counts to into's.
+void add_histogram(LatencyHistogram& into, const LatencyHistogram& h);
+
 // Value at quantile q (0..1) of a histogram in seconds, interpolated
 // linearly within its bucket; nullopt when it holds no sample.
 std::optional<double> latency_quantile_s(const LatencyHistogram& h, double q);

@@ -301,7 +301,7 @@ signals::SignalSet::DataplaneReaders Daemon::readers() {
     use.limit = adaptive_limit_;
     return use;
   };
-  r.latency = [this]() -> Result<signals::LatencySnapshot> { return latency_snapshot(); };
+  r.latency = [this] { return latency_.snapshot(); };
   return r;
 }
 
@@ -328,10 +328,6 @@ Result<signals::QueueSnapshot> Daemon::accept_queue_snapshot() {
     }
   }
   return merged;
-}
-
-Result<signals::LatencySnapshot> Daemon::latency_snapshot() const {
-  return latency_.snapshot();
 }
 
 Status Daemon::build_signals(const config::Config& cfg) {

@@ -75,7 +75,6 @@ class Daemon {
   std::string run_path(const char* name) const;
   DataplaneSnapshot read_dataplane() const;
   Result<signals::QueueSnapshot> accept_queue_snapshot();
-  Result<signals::LatencySnapshot> latency_snapshot() const;
   signals::SignalSet::DataplaneReaders readers();
 
   std::string config_path_;

@@ -31,7 +31,7 @@ done
 mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" >"$BUILD/lint-configure.log" 2>&1 ||
 	{ cat "$BUILD/lint-configure.log" >&2; die "configuring $BUILD failed"; }
-cmake --build "$BUILD" -j "$JOBS" --target edgeshed_skel accept_queue_skel baseline_skel \
+cmake --build "$BUILD" -j "$JOBS" --target edgeshed_skel accept_queue_skel baseline_skel baseline_tracing_skel \
 	synflood_xdp_skel >"$BUILD/lint-build.log" 2>&1 ||
 	{ cat "$BUILD/lint-build.log" >&2; die "building the skeletons failed"; }
 cmake -S tests/fuzz/libfuzzer -B "$BUILD/fuzz" -DCMAKE_CXX_COMPILER=clang++-14 \

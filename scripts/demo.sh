@@ -34,7 +34,12 @@ offer without
 sleep 3 # let the queue the overload built drain
 
 echo "== 2/2: the same, with edgeshed (a config naming only the port; action rst)"
-sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" "$root/scripts/demo.toml" >"$out/edgeshed.toml"
+# Its run directory (lock, state file) in the demo's folder, gone with the
+# lab: the host's /run/edgeshed belongs to a daemon of the host's own.
+sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" -e "s|^\[daemon\]\$|[daemon]\nrun_dir = \"$out/run\"|" \
+	"$root/scripts/demo.toml" >"$out/edgeshed.toml"
+grep -q "^run_dir = \"$out/run\"" "$out/edgeshed.toml" || { echo "demo: no run_dir in the config" >&2; exit 1; }
+LAB_DIRS+=("$out/run")
 nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$out/edgeshed.toml" \
 	>"$out/edgeshed.log" 2>&1 &
 daemon=$!

@@ -42,7 +42,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
     std::string iface, hook = "xdp", mode = "observe", action = "rst", draw = "source_hash";
     std::vector<std::string> ports;
     double heartbeat_timeout_ms = 1000;
-    uint32_t rst_per_sec = 1000;
+    uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(

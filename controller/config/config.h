@@ -91,7 +91,7 @@ struct DataplaneConfig {
   Action action = Action::kRst;
   Draw draw = Draw::kSourceHash;
   std::chrono::nanoseconds salt_rotation = std::chrono::seconds(60);
-  uint32_t rst_per_sec_per_cpu = 1000;
+  uint32_t rst_per_sec_per_cpu = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
   // Sampled shed events for `edgeshed events`: at most this many per CPU
   // and second (0: none), from 1 in event_sample sheds.
   uint32_t events_per_sec_per_cpu = 100;

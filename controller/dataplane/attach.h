@@ -29,7 +29,7 @@ struct AttachOptions {
   uint32_t action = EDGESHED_ACTION_RST;
   uint32_t draw = EDGESHED_DRAW_SOURCE_HASH;
   uint64_t heartbeat_timeout_ns = 1000000000ull;
-  uint32_t rst_per_sec_per_cpu = 1000;
+  uint32_t rst_per_sec_per_cpu = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
   uint32_t events_per_sec_per_cpu = 100;
   uint32_t event_sample = 1;
   // Replaces the port table when set; an adopting attach without ports

@@ -131,6 +131,15 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 56, "config ABI");
 #define EDGESHED_CFG_F_OWNS_QDISC (1u << 0)
 
 /*
+ * Default RST budget per CPU and second. A RST is smaller than the SYN it
+ * answers, so it amplifies nothing; the budget only bounds a spoofed flood's
+ * reflection. It must exceed the sheds of a real overload (5x a service of
+ * 500/s sheds 2,000/s, mostly on one receive queue): a shed SYN over the
+ * budget is dropped, and its client waits a 1 s retransmission.
+ */
+#define EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU 10000u
+
+/*
  * Admission policy of one class. All-zero admits everything: a data plane
  * whose controller never wrote a policy fails open by construction.
  */

@@ -313,8 +313,9 @@ measure_capacity() {
 }
 
 # start_state_sampler OUT: every 200 ms, "EPOCH_MS LEVEL ADAPTIVE_LIMIT
-# NORMAL_CAP" from the current daemon's state file (one line per sample);
-# STATE_SAMPLER is its pid.
+# NORMAL_CAP RESPONSE_P99_MS" from the current daemon's state file (one line
+# per sample; the last: the kernel's response-time p99 over its 1 s window,
+# all ports, "-" before any); STATE_SAMPLER is its pid.
 start_state_sampler() {
 	local out=$1 pid=$DAEMON
 	: >"$out"
@@ -322,7 +323,7 @@ start_state_sampler() {
 		trap 'exit 0' TERM
 		while :; do
 			jq -r --argjson p "$pid" --arg t "$(now_ms)" \
-				'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none")"' \
+				'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none") \(.latency.all.response.p99_ms // "-")"' \
 				"$SC_STATE" 2>/dev/null >>"$out"
 			sleep 0.2
 		done

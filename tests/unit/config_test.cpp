@@ -60,7 +60,7 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(config.dataplane.action, Action::kRst);
   EXPECT_EQ(config.dataplane.draw, Draw::kSourceHash);
   EXPECT_EQ(config.dataplane.salt_rotation, seconds(60));
-  EXPECT_EQ(config.dataplane.rst_per_sec_per_cpu, 1000u);
+  EXPECT_EQ(config.dataplane.rst_per_sec_per_cpu, EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU);
   EXPECT_TRUE(config.interfaces.empty());
   ASSERT_EQ(config.signals.size(), 1u);  // the default: how full the limit is
   EXPECT_EQ(config.signals[0].kind, SignalKind::kLimit);

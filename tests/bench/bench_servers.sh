@@ -41,7 +41,10 @@
 # A warm start is run for edgeshed only (the static cap learns nothing), and
 # 0.7x for none and edgeshed only (the target there: edgeshed sheds nothing).
 # A run at S = 200 ms lasts RUN_S x 4 (the same number of service times would
-# take 10x; the law needs its probes, each some service times long).
+# take 10x; the law needs its probes, each some service times long), and
+# covers new connections from a cold start at 0.7x, 1.6x and 5x without,
+# with edgeshed and with the static cap: it shows that nothing is tied to
+# 20 ms (BENCH_SERVERS_SLOW_FULL=1: every dimension at 200 ms too, 3 hours).
 #
 # Then, unless BENCH_SERVERS_DRIFT_S=0: one run of DRIFT_S (300) seconds at
 # 1.6x on the eager server, cold start: the adaptive limit's median per
@@ -55,7 +58,7 @@
 # that say why a miss is missed, and edgeshed against the semaphore and the
 # static cap.
 #
-# The full matrix is long (about 200 runs, an hour and a quarter).
+# The full matrix is long (about 190 runs and the drift: 70 minutes).
 # BENCH_SERVERS_QUICK=1: 20 ms, 1.6x and 5x, cold start, both clients, all
 # four servers, no step, no drift (about 50 runs, 15 minutes). Each
 # dimension has its knob: BENCH_SERVERS_{SERVERS,MS,LOADS,STARTS,CLIENTS,
@@ -242,6 +245,41 @@ state_figures() {
 	echo "$lim $top $srv"
 }
 
+# drift_figures STATES: "MEDIANS DRIFT%": the adaptive limit's median in each
+# whole minute of the run, and how far the last minute's is from the second's.
+drift_figures() {
+	gawk 'NR == 1 { t0 = $1 } { m = int(($1 - t0) / 60000); v[m][++n[m]] = $3 }
+		END {
+			# A minute with fewer samples than half of 300 is the cut-off tail of the run.
+			for (i = 0; i in n; i++) if (n[i] >= 150) { asort(v[i]); med[i] = v[i][int((n[i] + 1) / 2)]; last = i }
+			line = ""; for (i = 0; i <= last; i++) line = line (i ? "/" : "") med[i]
+			if (last < 2) { print line, "-"; exit }
+			d = med[last] - med[1]; if (d < 0) d = -d
+			printf "%s %.0f\n", line, d * 100 / med[1]
+		}' "$1"
+}
+
+# minute_p99 CSV: the admitted p99 (ms) of the requests started in each whole
+# minute of a run, "/"-separated.
+minute_p99() {
+	gawk -F, 'NR > 1 && $3 == "ok" { m = int($1 / 60000); v[m][++n[m]] = $4; if (m > last) last = m }
+		END {
+			for (i = 0; i <= last; i++) {
+				if (!(i in n)) continue
+				asort(v[i]); r = int(0.99 * n[i] + 0.999999)
+				line = line (line == "" ? "" : "/") sprintf("%.1f", v[i][r])
+			}
+			print line
+		}' "$1"
+}
+
+# limit_near_ms STATES: ms from the first sample until the adaptive limit is
+# first at most 1.25 x W (the slots the law was never told of); "never".
+limit_near_ms() {
+	[ -s "$1" ] || { echo "-"; return; }
+	awk -v w="$W" 'NR == 1 { t0 = $1 } $3 <= 1.25 * w { print $1 - t0; found = 1; exit } END { if (!found) print "never" }' "$1"
+}
+
 # The row of a case: the columns of the table.
 case_row() {
 	local id=$1 server=$2 ms=$3 client=$4 ld=$5 start=$6 setup=$7 cap win_ms st cpu stepf="- - -" settled
@@ -259,8 +297,13 @@ case_row() {
 	st=$(state_figures "$out/runs/$id.states")
 	cpu=$(awk '$1 == "cpu" { print $2 }' "$out/runs/$id.info")
 	[ "$ld" = step ] && stepf=$(step_figures "$out/runs/$id.csv" "$(cap_of "$server" "$ms" 6)")
-	[ "$ld" = drift ] && drift_figures "$out/runs/$id.states" >"$out/drift"
-	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf"
+	if [ "$ld" = drift ]; then
+		echo "$(drift_figures "$out/runs/$id.states") $(minute_p99 "$out/runs/$id.csv")" >"$out/drift"
+	fi
+	local conns
+	conns=$(jq '[.classes[].connect_ms.count // 0] | add' "$out/runs/$id.json")
+	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf" \
+		"$(limit_near_ms "$out/runs/$id.states") $conns"
 }
 
 # --- the matrix --------------------------------------------------------------
@@ -277,6 +320,10 @@ for ms in "${MSS[@]}"; do
 						# A start time means something only with a daemon that learns.
 						if [ "$start" = warm ] && [ "$setup" != edgeshed ]; then continue; fi
 						if [ "$ld" = 0.7 ] && [[ $setup != none && $setup != edgeshed ]]; then continue; fi
+						if [ "$ms" -ge 200 ] && [ "${BENCH_SERVERS_SLOW_FULL:-0}" != 1 ] &&
+							[[ $client == ka || $start == warm || $ld == burst || $ld == step || $setup == semaphore ]]; then
+							continue
+						fi
 						if [ "$setup" = semaphore ] && [[ $server != eager && $server != threaded ]]; then continue; fi
 						cases+=("$server $ms $client $ld $start $setup")
 					done
@@ -347,25 +394,12 @@ if [ "$COST" = 1 ] && [ "$REPORT_ONLY" != 1 ]; then
 	grep '^cost ' "$out/runs/cost.log" | tail -n 1 >"$out/cost"
 fi
 
-# drift_figures STATES: "MEDIANS DRIFT%": the adaptive limit's median in each
-# whole minute of the run, and how far the last minute's is from the second's.
-drift_figures() {
-	gawk 'NR == 1 { t0 = $1 } { m = int(($1 - t0) / 60000); v[m][++n[m]] = $3 }
-		END {
-			# A minute with fewer samples than half of 300 is the cut-off tail of the run.
-			for (i = 0; i in n; i++) if (n[i] >= 150) { asort(v[i]); med[i] = v[i][int((n[i] + 1) / 2)]; last = i }
-			line = ""; for (i = 0; i <= last; i++) line = line (i ? "/" : "") med[i]
-			if (last < 2) { print line, "-"; exit }
-			d = med[last] - med[1]; if (d < 0) d = -d
-			printf "%s %.0f\n", line, d * 100 / med[1]
-		}' "$1"
-}
-
 # --- tables --------------------------------------------------------------------
 
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
-	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms")
-fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s\n'
+	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
+	"limit near ms" connections)
+fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
 	echo "machine: $(machine_line); $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$BENCH_LIB_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -386,7 +420,8 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	echo "of the kernel's response-time p99 (1 s windows, from 2 s on), what the server itself took; cpu: the"
 	echo "server's processes, % of one core; step only: halved p99, the admitted p99 while the capacity was halved;"
 	echo "settle, recover: ms from the halving (the restore) until the admitted p99 stays under 1.25x the unloaded"
-	echo "p99 (never: not within that phase)."
+	echo "p99 (never: not within that phase); limit near: ms from the daemon's start until its adaptive limit is first"
+	echo "at most 1.25x the server's slots (which it was never told); connections: established by the client."
 } | tee "$out/table.txt"
 {
 	echo "| server | S ms | capacity/s | cpu % | idle p99 ms |"
@@ -422,13 +457,13 @@ targets() {
 			for (i = 1; i <= n; i++) {
 				split(row[keys[i]], f, " ")
 				if (f[6] != "edgeshed" || f[5] != "cold") continue
-				c = f[1] " " f[2] "ms " f[3] " " f[4] "x"
+				c = f[1] " " f[2] "ms " f[3] " " f[4] (f[4] ~ /^[0-9.]+$/ ? "x" : "")
 				un = u[f[1] " " f[2]]
-				ka = f[3] == "ka" ? "; keep-alive: the client pool queues behind the " pool " connections, the server answered in " f[18] " ms (p99)" : ""
+				ka = f[3] == "ka" ? "; keep-alive: " f[24] " of the pool of " pool " connections admitted (" w " slots) carry every request to the end, and the server itself takes p99 " f[18] " ms" : ""
 				if (f[4] == "1.6" || f[4] == "5") {
 					r = (f[11] != "-" && un > 0) ? f[11] / un : 99
 					line("p99 <= 1.25x unloaded", c, sprintf("%.2fx (%s ms)", r, f[11]), r <= 1.25,
-						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16]) ka)
+						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, <= 1.25x the slots after %s ms", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16], f[23]) ka)
 					line("done >= 95% of capacity", c, f[14] "%", f[14] >= 95,
 						sprintf("limit min/med/max %s for %d slots; shed %d, lost %d", f[16], w, f[8], f[9]))
 					line("refusal p99 <= 1 ms", c, f[15] " ms", f[15] != "-" && f[15] <= 1,
@@ -449,7 +484,7 @@ targets() {
 				split(row[keys[i]], f, " ")
 				if (f[6] != "edgeshed" || f[5] != "cold") continue
 				key = f[1] " " f[2] " " f[3] " " f[4]
-				c = f[1] " " f[2] "ms " f[3] " " f[4] "x"
+				c = f[1] " " f[2] "ms " f[3] " " f[4] (f[4] ~ /^[0-9.]+$/ ? "x" : "")
 				if ((key " semaphore cold") in row) {
 					split(row[key " semaphore cold"], g, " ")
 					line("beats the semaphore", c, sprintf("p99 %s/%s done %s/%s", f[11], g[11], f[13], g[13]),
@@ -472,9 +507,9 @@ targets() {
 		echo "edgeshed's BPF programs $kcpu% of a core ($runs runs/s, $nsreq ns per request; kernel.bpf_stats_enabled)."
 	fi
 	if [ -s "$out/drift" ]; then
-		read -r med pct <"$out/drift"
+		read -r med pct p99s <"$out/drift"
 		echo "Drift over ${DRIFT_S} s at 1.6x (eager, new connections): the adaptive limit's median per minute $med;"
-		echo "the last minute's is $pct% from the second's."
+		echo "the last minute's is $pct% from the second's. Admitted p99 per minute: $p99s ms."
 	fi
 	echo
 	echo "Targets (edgeshed with port_only.toml, cold start; a miss says why):"

@@ -222,5 +222,16 @@ EOF
 	echo "## 5. Controller overhead (\`make bench-controller\`)"
 	echo
 	table controller
+	cat <<'EOF'
+
+## 6. Real servers (`make bench-servers`)
+
+Not part of `make bench`: the matrix of real servers (nginx, an asyncio
+server and a thread-per-connection server that accept at once, refserver),
+protected by a config that names only the port, against an in-process
+semaphore and a static cap, runs for over an hour. Its last run, with issue
+#15's targets met or missed and why, is in
+[docs/bench/servers.md](docs/bench/servers.md).
+EOF
 } >"$doc"
 echo "bench_report: wrote $doc and docs/bench/*.png"

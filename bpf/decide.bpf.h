@@ -117,7 +117,14 @@ static __always_inline int take_token(__u32 class_id,
 		return 1;
 	cap = (__u64)pol->burst * NSEC_PER_SEC;
 	bpf_spin_lock(&b->lock);
-	elapsed = now - b->last_ns;
+	/* now was read before the lock: another CPU may have stored a later
+	 * last_ns since. That time is refilled already, and last_ns never moves
+	 * back, or a multi-core flood would refill the whole burst each time. */
+	elapsed = 0;
+	if (now > b->last_ns) {
+		elapsed = now - b->last_ns;
+		b->last_ns = now;
+	}
 	if (elapsed > BUCKET_MAX_REFILL_NS)
 		elapsed = BUCKET_MAX_REFILL_NS;
 	tokens = b->nano_tokens + elapsed * pol->tokens_per_sec;
@@ -128,7 +135,6 @@ static __always_inline int take_token(__u32 class_id,
 		ok = 1;
 	}
 	b->nano_tokens = tokens;
-	b->last_ns = now;
 	bpf_spin_unlock(&b->lock);
 	return ok;
 }
@@ -151,6 +157,40 @@ static __always_inline int shed_reason(__u32 class_id,
 	if (pol->tokens_per_sec && !take_token(class_id, pol, now))
 		return EDGESHED_REASON_RATE;
 	return EDGESHED_REASON_NONE;
+}
+
+/* IPv4 0.0.0.0/8 (this network), 224.0.0.0/4 (multicast) and everything
+ * above (reserved, broadcast), first octet. */
+#define IPV4_THIS_NET_OCTET 0
+#define IPV4_FIRST_MULTICAST_OCTET 224
+#define IPV6_MULTICAST_OCTET 0xff
+
+static __always_inline int ipv4_unicast(__be32 addr)
+{
+	__u8 first = bpf_ntohl(addr) >> 24;
+
+	return first != IPV4_THIS_NET_OCTET && first < IPV4_FIRST_MULTICAST_OCTET;
+}
+
+static __always_inline int ipv6_unicast(const __be32 *addr)
+{
+	if (!(addr[0] | addr[1] | addr[2] | addr[3]))
+		return 0; /* :: */
+	return (bpf_ntohl(addr[0]) >> 24) != IPV6_MULTICAST_OCTET;
+}
+
+/*
+ * A RST goes from the SYN's destination to its sender. Both must be unicast:
+ * a group or unspecified sender is spoofed (a RST to it would flood a group),
+ * and a group destination would become a RST's forged source.
+ */
+static __always_inline int rst_may_answer(const struct edgeshed_pkt *pkt)
+{
+	if (pkt->src_mac_group)
+		return 0;
+	if (pkt->family == AF_INET)
+		return ipv4_unicast(pkt->saddr[0]) && ipv4_unicast(pkt->daddr[0]);
+	return ipv6_unicast(pkt->saddr) && ipv6_unicast(pkt->daddr);
 }
 
 /* Takes one unit of a per-CPU budget of limit per second. */
@@ -289,6 +329,11 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 	class_count(s, class_id,
 		    EDGESHED_CTR_SHED_CAP + reason - EDGESHED_REASON_CAP);
 	if (cfg->action != EDGESHED_ACTION_RST) {
+		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
+		return EDGESHED_VERDICT_DROP;
+	}
+	if (!rst_may_answer(pkt)) {
+		s->global[EDGESHED_GCTR_RST_NOT_UNICAST]++;
 		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
 		return EDGESHED_VERDICT_DROP;
 	}

@@ -7,6 +7,8 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+/* I/G bit of a MAC's first octet: set for multicast and broadcast. */
+#define ETH_GROUP_BIT 0x01
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define ETH_P_8021Q 0x8100
@@ -50,7 +52,8 @@ struct edgeshed_pkt {
 	__u16 dport;	   /* host order */
 	__u8 family;	   /* AF_INET or AF_INET6 */
 	__u8 tcp_flags;
-	__u16 _pad;
+	__u8 src_mac_group; /* the sender's MAC is a group address */
+	__u8 _pad;
 	__be32 saddr[4]; /* IPv4 uses [0] */
 	__be32 daddr[4];
 };
@@ -75,9 +78,11 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 		return EDGESHED_PARSE_UNPARSED;
 	/* Established flows leave here, having paid for nothing else. A RST
 	 * is no connection attempt: a listener ignores it (RFC 9293 3.10.7.2)
-	 * and it must never be answered with a RST. */
+	 * and it must never be answered with a RST. Nor is a SYN+FIN: Linux's
+	 * listener discards it, so it costs neither a token nor a RST. */
 	if ((tcp_flag_byte(th) &
-	     (TCP_FLAG_SYN | TCP_FLAG_ACK | TCP_FLAG_RST)) != TCP_FLAG_SYN)
+	     (TCP_FLAG_SYN | TCP_FLAG_ACK | TCP_FLAG_RST | TCP_FLAG_FIN)) !=
+	    TCP_FLAG_SYN)
 		return EDGESHED_PARSE_OTHER;
 	if (th->doff < TCP_MIN_DOFF)
 		return EDGESHED_PARSE_UNPARSED;
@@ -200,6 +205,7 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 
 	if ((void *)(eth + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
+	pkt->src_mac_group = eth->h_source[0] & ETH_GROUP_BIT;
 	proto = bpf_ntohs(eth->h_proto);
 #pragma unroll
 	for (i = 0; i < EDGESHED_MAX_VLANS; i++) {

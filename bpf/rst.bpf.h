@@ -43,8 +43,9 @@ static __always_inline __u16 csum_fold(__u32 sum)
 
 /*
  * RFC 9293 3.10.7.1: a RST answering a segment without ACK has sequence
- * number zero and acknowledges everything the segment occupied (SYN, data,
- * FIN). No options: the client has nothing to negotiate with a refusal.
+ * number zero and acknowledges everything the segment occupied (SYN and
+ * data; a SYN+FIN never gets here). No options: the client has nothing to
+ * negotiate with a refusal.
  */
 static __always_inline void fill_rst_tcp(struct tcphdr *th,
 					 const struct edgeshed_pkt *pkt)
@@ -52,8 +53,6 @@ static __always_inline void fill_rst_tcp(struct tcphdr *th,
 	__u32 ack = pkt->seq + 1 + pkt->payload_len;
 	__u8 *bytes = (__u8 *)th;
 
-	if (pkt->tcp_flags & TCP_FLAG_FIN)
-		ack++;
 	th->source = bpf_htons(pkt->dport);
 	th->dest = bpf_htons(pkt->sport);
 	th->seq = 0;

@@ -38,6 +38,7 @@ constexpr std::pair<int, const char*> kPacketKinds[] = {
     {EDGESHED_GCTR_UNPARSED, "unparsed"},       {EDGESHED_GCTR_FRAGMENT, "fragment"},
     {EDGESHED_GCTR_UNPROTECTED, "unprotected"}, {EDGESHED_GCTR_NO_POLICY, "no_policy"},
     {EDGESHED_GCTR_RST_FAILED, "rst_failed"},   {EDGESHED_GCTR_EVENTS_LOST, "events_lost"},
+    {EDGESHED_GCTR_RST_NOT_UNICAST, "rst_not_unicast"},
 };
 
 class Writer {

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 3
+#define EDGESHED_ABI_VERSION 4
 
 /* Priority classes; lower value = more important, shed last. */
 enum edgeshed_class {
@@ -93,6 +93,9 @@ enum edgeshed_global_counter {
 	EDGESHED_GCTR_NO_POLICY,	/* a map lacked its entry: passed */
 	EDGESHED_GCTR_RST_FAILED,	/* RST could not be built: dropped */
 	EDGESHED_GCTR_EVENTS_LOST,	/* event ring buffer full */
+	/* Shed SYN from or to a group, broadcast or unspecified address:
+	 * dropped, never answered (a RST would spoof or flood). */
+	EDGESHED_GCTR_RST_NOT_UNICAST,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 

@@ -1,11 +1,15 @@
 // Each step of the decision, each mode and action, with the counters.
 #include <gtest/gtest.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <string>
 
 #include "bpf/dataplane_fixture.h"
+#include "edgeshed.skel.h"
 
 namespace edgeshed::testing {
 namespace {
@@ -130,6 +134,36 @@ TEST_P(DecisionTest, TokenBucketAdmitsTheBurstThenSheds) {
   EXPECT_EQ(syn(), Verdict::kDrop);
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_RATE), 1u);
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 3u);
+}
+
+// The bucket as bpf/maps.bpf.h lays it out: the lock, padding, the tokens
+// (x 1e9) and the time of the last refill.
+struct BucketValue {
+  uint32_t lock;
+  uint32_t pad;
+  uint64_t nano_tokens;
+  uint64_t last_ns;
+};
+
+// Another CPU stored a later refill time between this CPU's clock read and
+// its lock: nothing may refill, nor may last_ns go back.
+TEST_P(DecisionTest, TokenBucketRefillsNothingWhenLastRefillIsLater) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 3});
+  const int fd = bpf_map__fd(dp_.skeleton()->maps.es_buckets);
+  ASSERT_EQ(bpf_map__value_size(dp_.skeleton()->maps.es_buckets), sizeof(BucketValue));
+  timespec ts{};
+  ASSERT_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+  const uint64_t later = static_cast<uint64_t>(ts.tv_sec) * kSecond + ts.tv_nsec + 10 * kSecond;
+  const uint32_t key = EDGESHED_CLASS_NORMAL;
+  BucketValue empty{0, 0, 0, later};
+  ASSERT_EQ(bpf_map_update_elem(fd, &key, &empty, BPF_ANY), 0);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_RATE), 2u);
+  BucketValue after{};
+  ASSERT_EQ(bpf_map_lookup_elem(fd, &key, &after), 0);
+  EXPECT_EQ(after.last_ns, later);
+  EXPECT_EQ(after.nano_tokens, 0u);
 }
 
 TEST_P(DecisionTest, ReasonsAreCheckedInOrderCapFractionRate) {

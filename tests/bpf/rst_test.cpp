@@ -100,14 +100,27 @@ TEST_P(RstTest, DropsIpv4OptionsAndIpv6ExtensionHeaders) {
   check(PacketBuilder::syn_v6().ipv6_ext(IPPROTO_HOPOPTS, 8).ipv6_ext(IPPROTO_DSTOPTS, 8).build());
 }
 
-TEST_P(RstTest, AcknowledgesPayloadAndFin) {
+TEST_P(RstTest, AcknowledgesPayload) {
   TcpSpec t;
   t.seq = 1000;
   t.options = syn_options();
   t.payload = Bytes(37, 'p');
   check(PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(t).build());
-  t.flags = kSyn | kFin;
   check(PacketBuilder().ipv6("2001:db8::1", "2001:db8::2").tcp(t).build());
+}
+
+// A listener discards a SYN+FIN: it passes untouched, under shed-all with
+// RST, and neither spends a token nor counts as a decision.
+TEST_P(RstTest, SynFinPassesWithoutDecision) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 1, 1});
+  TcpSpec t;
+  t.flags = kSyn | kFin;
+  for (const Bytes& frame : {PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(t).build(),
+                             PacketBuilder().ipv6("2001:db8::1", "2001:db8::2").tcp(t).build()}) {
+    const auto before = dp_.stats();
+    EXPECT_EQ(dp_.run(GetParam(), frame).verdict, Verdict::kPass);
+    EXPECT_EQ(all_class_counters(dp_.stats()) - all_class_counters(before), 0u);
+  }
 }
 
 TEST_P(RstTest, ChecksumsMatchTheIndependentRoutines) {
@@ -132,6 +145,45 @@ TEST_P(RstTest, PaddedSynGivesAnExactRst) {
   auto rst = refuse(frame);
   EXPECT_TRUE(rst.exact_length);
   expect_rst_for(rst, *syn);
+}
+
+// A RST answers from the SYN's destination to its sender: a group, broadcast
+// or unspecified address on either side means a spoofed or misdirected SYN.
+// It is shed by drop, counted, and never answered.
+TEST_P(RstTest, NeverAnswersGroupOrUnspecifiedAddresses) {
+  const Mac group_src = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01};
+  const struct {
+    const char* name;
+    Bytes frame;
+  } cases[] = {
+      {"v4 multicast source", PacketBuilder::syn_v4(40000, 80, "224.0.0.1").build()},
+      {"v4 multicast destination",
+       PacketBuilder::syn_v4(40000, 80, "192.0.2.1", "239.1.2.3").build()},
+      {"v4 broadcast source", PacketBuilder::syn_v4(40000, 80, "255.255.255.255").build()},
+      {"v4 reserved source", PacketBuilder::syn_v4(40000, 80, "240.0.0.1").build()},
+      {"v4 this-network source", PacketBuilder::syn_v4(40000, 80, "0.0.0.0").build()},
+      {"v6 multicast source", PacketBuilder::syn_v6(40000, 80, "ff02::1").build()},
+      {"v6 multicast destination",
+       PacketBuilder::syn_v6(40000, 80, "2001:db8::1", "ff05::2").build()},
+      {"v6 unspecified source", PacketBuilder::syn_v6(40000, 80, "::").build()},
+      {"group source MAC", PacketBuilder::syn_v4().eth(group_src, kDefaultDstMac).build()},
+  };
+  uint64_t expected = 0;
+  for (const auto& c : cases) {
+    const auto before = dp_.stats();
+    const auto r = dp_.run(GetParam(), c.frame);
+    EXPECT_EQ(r.verdict, Verdict::kDrop) << c.name;
+    const auto after = dp_.stats();
+    EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_RST_NOT_UNICAST), 1u) << c.name;
+    EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 1u)
+        << c.name;
+    EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_RST_SENT), 0u)
+        << c.name;
+    ++expected;
+  }
+  EXPECT_EQ(dp_.stats().global[EDGESHED_GCTR_RST_NOT_UNICAST], expected);
+  // The same SYN from a unicast sender is answered.
+  EXPECT_EQ(dp_.run(GetParam(), PacketBuilder::syn_v4().build()).verdict, Verdict::kTx);
 }
 
 INSTANTIATE_TEST_SUITE_P(Entries, RstTest, ::testing::Values(Entry::kXdp, Entry::kTc), entry_name);

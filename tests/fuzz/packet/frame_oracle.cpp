@@ -9,6 +9,7 @@ namespace edgeshed::testing {
 namespace {
 
 constexpr size_t kEthernetLen = 14;
+constexpr size_t kMacLen = 6;  // the source MAC follows the destination
 constexpr size_t kVlanLen = 4;
 constexpr size_t kMaxVlanTags = 2;
 constexpr size_t kIpv4MinLen = 20;
@@ -58,12 +59,13 @@ FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
   if (!(flags & kSyn)) return verdict(FrameKind::kOther, "TCP without SYN");
   if (flags & kAck) return verdict(FrameKind::kOther, "SYN with ACK");
   if (flags & kRst) return verdict(FrameKind::kOther, "SYN with RST");
+  if (flags & kFin) return verdict(FrameKind::kOther, "SYN with FIN: a listener discards it");
   const size_t header_len = static_cast<size_t>(seg.u8(12) >> 4) * 4;
   if (header_len < kTcpMinLen) return verdict(FrameKind::kUnparsed, "TCP data offset below 5");
   if (header_len > seg.size())
     return verdict(FrameKind::kUnparsed, "TCP data offset past the segment");
   v.kind = FrameKind::kNewConnection;
-  v.why = (flags & kFin) ? "SYN with FIN" : "SYN";
+  v.why = "SYN";
   v.sport = seg.u16(0);
   v.dport = seg.u16(2);
   v.seq = seg.u32(4);
@@ -144,6 +146,16 @@ const char* to_string(FrameKind kind) {
   return "?";
 }
 
+bool rst_may_answer(const FrameVerdict& v) {
+  if (v.src_mac_group) return false;
+  auto unicast = [&v](const std::array<uint8_t, 16>& a) {
+    if (v.family == AF_INET) return a[0] != 0 && a[0] < 224;  // 0/8, 224/4 and above
+    const bool unspecified = std::all_of(a.begin(), a.end(), [](uint8_t b) { return b == 0; });
+    return !unspecified && a[0] != 0xff;
+  };
+  return unicast(v.src) && unicast(v.dst);
+}
+
 FrameVerdict classify_frame(std::span<const uint8_t> frame) {
   const Cursor f(frame);
   if (!f.has(0, kEthernetLen)) return verdict(FrameKind::kUnparsed, "Ethernet header cut short");
@@ -160,6 +172,7 @@ FrameVerdict classify_frame(std::span<const uint8_t> frame) {
   FrameVerdict v;
   v.l3_offset = off + 2;
   v.vlan_tags = tags;
+  v.src_mac_group = (frame[kMacLen] & 0x01) != 0;
   const Cursor l3 = f.sub(v.l3_offset, f.size() - v.l3_offset);
   if (type == 0x0800) return classify_ipv4(l3, std::move(v));
   if (type == 0x86dd) return classify_ipv6(l3, std::move(v));

@@ -56,8 +56,13 @@ struct FrameVerdict {
   uint16_t dport = 0;
   uint32_t seq = 0;
   uint8_t tcp_flags = 0;
-  uint32_t payload_len = 0;  // TCP payload within the IP length
+  uint32_t payload_len = 0;    // TCP payload within the IP length
+  bool src_mac_group = false;  // the sender's MAC has the I/G bit set
 };
+
+// Whether a RST may answer this new connection: sender MAC unicast, and both
+// IP addresses unicast and specified (rst_may_answer in bpf/decide.bpf.h).
+bool rst_may_answer(const FrameVerdict& v);
 
 FrameVerdict classify_frame(std::span<const uint8_t> frame);
 

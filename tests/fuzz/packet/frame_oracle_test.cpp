@@ -23,7 +23,7 @@ TEST(FrameOracle, ReadsTheFieldsOfASyn) {
   t.sport = 1234;
   t.dport = 443;
   t.seq = 0xdeadbeef;
-  t.flags = kSyn | kFin;
+  t.flags = kSyn | kPsh;
   t.options = syn_options();
   t.payload = Bytes(7, 'p');
   const auto v = classify_frame(
@@ -46,9 +46,9 @@ TEST(FrameOracle, ReadsTheFieldsOfASyn) {
   EXPECT_EQ(v6.l3_offset, 14u);
 }
 
-TEST(FrameOracle, OnlySynWithoutAckOrRstIsANewConnection) {
+TEST(FrameOracle, OnlySynWithoutAckRstOrFinIsANewConnection) {
   EXPECT_EQ(kind(tcp_v4(kSyn)), FrameKind::kNewConnection);
-  EXPECT_EQ(kind(tcp_v4(kSyn | kFin)), FrameKind::kNewConnection);
+  EXPECT_EQ(kind(tcp_v4(kSyn | kFin)), FrameKind::kOther);          // a listener discards it
   EXPECT_EQ(kind(tcp_v4(kSyn | 0xc0)), FrameKind::kNewConnection);  // ECN setup
   EXPECT_EQ(kind(tcp_v4(kSyn | kAck)), FrameKind::kOther);
   EXPECT_EQ(kind(tcp_v4(kSyn | kRst)), FrameKind::kOther);

@@ -69,8 +69,9 @@ std::string counter_name(size_t i) {
                                          "shed_rate",       "would_shed_cap", "would_shed_frac",
                                          "would_shed_rate", "fail_open",      "pass_mode_off",
                                          "rst_sent",        "rst_capped"};
-  static constexpr const char* kGlobal[] = {"unparsed",  "fragment",   "unprotected",
-                                            "no_policy", "rst_failed", "events_lost"};
+  static constexpr const char* kGlobal[] = {"unparsed",       "fragment",   "unprotected",
+                                            "no_policy",      "rst_failed", "events_lost",
+                                            "rst_not_unicast"};
   // A counter added to abi.h must be named here before this builds.
   static_assert(std::size(kCtr) == kClassCounters);
   static_assert(std::size(kGlobal) == EDGESHED_NUM_GLOBAL_COUNTERS);
@@ -341,7 +342,9 @@ class PacketFuzz {
     x.delta[cls_index(c, EDGESHED_CTR_SHED_CAP + offset)] = 1;
     x.verdict = Verdict::kDrop;
     if (phase_.action == EDGESHED_ACTION_RST) {
-      if (phase_.rst_budget > 0) {
+      if (!rst_may_answer(v)) {
+        x.delta[global_index(EDGESHED_GCTR_RST_NOT_UNICAST)] = 1;
+      } else if (phase_.rst_budget > 0) {
         x.delta[cls_index(c, EDGESHED_CTR_RST_SENT)] = 1;
         x.verdict = Verdict::kTx;
       } else {
@@ -407,7 +410,7 @@ class PacketFuzz {
     char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
     inet_ntop(v.family, v.src.data(), src, sizeof(src));
     inet_ntop(v.family, v.dst.data(), dst, sizeof(dst));
-    const uint32_t ack = v.seq + 1 + v.payload_len + ((v.tcp_flags & kFin) ? 1 : 0);
+    const uint32_t ack = v.seq + 1 + v.payload_len;
     if (p->family != v.family || p->src_ip != dst || p->dst_ip != src) return "addresses";
     if (!p->exact_length || p->is_fragment || !p->ipv6_ext_types.empty()) return "IP layer";
     if (v.family == AF_INET && (!p->ipv4_checksum_ok || p->ihl != 5 || !p->dont_fragment)) {
@@ -477,6 +480,8 @@ std::vector<Template> sweep_templates() {
   fin_data.flags = kSyn | kFin;
   fin_data.seq = 0xfffffff0;
   fin_data.payload = Bytes(10, 'x');
+  TcpSpec wrap_data = fin_data;  // the acknowledgement wraps past 2^32
+  wrap_data.flags = kSyn;
   TcpSpec ack;
   ack.flags = kAck;
   ack.ack = 1;
@@ -490,8 +495,10 @@ std::vector<Template> sweep_templates() {
        PacketBuilder::syn_v4().vlan(0x8100, 5).ipv4_options(Bytes(8, 1)).build(), kNew},
       {"v4 two tags, critical",
        PacketBuilder::syn_v4(1234, kCriticalPort).vlan(0x88a8, 1).vlan(0x8100, 2).build(), kNew},
-      {"v4 SYN-FIN with data",
-       PacketBuilder().ipv4("192.0.2.3", "198.51.100.2").tcp(fin_data).build(), kNew},
+      {"v4 SYN-FIN with data: a listener discards it",
+       PacketBuilder().ipv4("192.0.2.3", "198.51.100.2").tcp(fin_data).build(), FrameKind::kOther},
+      {"v4 SYN with data, sequence wraps",
+       PacketBuilder().ipv4("192.0.2.3", "198.51.100.2").tcp(wrap_data).build(), kNew},
       {"v4 padded, no options", padded, kNew},
       {"v4 critical override", PacketBuilder::syn_v4(40000, kNormalPort, "203.0.113.7").build(),
        kNew},

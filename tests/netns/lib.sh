@@ -68,13 +68,21 @@ lab_up() {
 	in_srv ip neigh replace "$CLI_V6" lladdr "$cli_mac" dev "$SRV_IF"
 }
 
-# Starts a server in the server namespace for at most SECONDS.
+# Starts a server in the server namespace for at most SECONDS, and returns
+# once it listens: a SYN sent earlier would be refused by the kernel, and a
+# kernel RST reads as a shed.
 serve() {
-	local port=$1 seconds=${2:-120}
+	local port=$1 seconds=${2:-120} pid
 	# nsenter itself, not a subshell, so that kill reaches the server.
 	nsenter --net="/run/netns/$SRV_NS" "$TCP_TOOL" serve "$port" "$seconds" &
-	LAB_PIDS+=($!)
-	sleep 0.3
+	pid=$!
+	LAB_PIDS+=("$pid")
+	for _ in $(seq 100); do
+		[ -n "$(ss -N "$SRV_NS" -Hltn "( sport = :$port )")" ] && return 0
+		kill -0 "$pid" 2>/dev/null || fail "tcp_tool serve $port exited before listening"
+		sleep 0.05
+	done
+	fail "tcp_tool serve $port does not listen after 5 s"
 }
 
 # The client veth gets the bare XDP_PASS program: native XDP_TX on a veth

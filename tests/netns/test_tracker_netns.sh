@@ -45,5 +45,7 @@ done
 other=$(ss -N "$OTHER_NS" -Htn state established '( sport = :80 )' | wc -l)
 got=$(inflight)
 echo "established on port 80 in $OTHER_NS: $other; in-flight of $SRV_IF ($SRV_NS): $got"
+# Without them an in-flight of 0 would prove nothing.
+[ "$other" -ge 5 ] || fail "only $other of the 5 connections in $OTHER_NS are established"
 [ "$got" = 0 ] || fail "the tracker counted $got connections of another network namespace"
 pass "in-flight counts only the attached namespace"

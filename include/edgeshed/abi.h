@@ -257,6 +257,17 @@ enum edgeshed_shed_reason {
 	EDGESHED_REASON_FRAC = 2,
 	EDGESHED_REASON_RATE = 3,
 };
+/* The data plane counts a shed as EDGESHED_CTR_SHED_CAP + reason -
+ * EDGESHED_REASON_CAP (and WOULD_SHED_* alike): both enums keep one order. */
+EDGESHED_ABI_ASSERT(EDGESHED_CTR_SHED_FRAC - EDGESHED_CTR_SHED_CAP ==
+				    EDGESHED_REASON_FRAC - EDGESHED_REASON_CAP &&
+			    EDGESHED_CTR_SHED_RATE - EDGESHED_CTR_SHED_CAP ==
+				    EDGESHED_REASON_RATE - EDGESHED_REASON_CAP &&
+			    EDGESHED_CTR_WOULD_SHED_FRAC - EDGESHED_CTR_WOULD_SHED_CAP ==
+				    EDGESHED_REASON_FRAC - EDGESHED_REASON_CAP &&
+			    EDGESHED_CTR_WOULD_SHED_RATE - EDGESHED_CTR_WOULD_SHED_CAP ==
+				    EDGESHED_REASON_RATE - EDGESHED_REASON_CAP,
+		    "shed counters follow the shed reasons' order");
 
 struct edgeshed_event {
 	__u64 ktime_ns;	  /* CLOCK_MONOTONIC (coarse) */

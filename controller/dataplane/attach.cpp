@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "dataplane/errno_message.h"
+#include "dataplane/link_type.h"
 #include "dataplane/skeleton.h"
 #include "edgeshed.skel.h"
 
@@ -50,11 +51,30 @@ Status ensure_bpffs() {
   return {};
 }
 
+// Whoever owns a pin directory can swap the maps and programs in it, so
+// only a directory of our own user is trusted, whatever its mode.
+Status owned_by_us(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    return make_error("cannot stat " + path + ": " + errno_text(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return make_error(path + " is not a directory: refusing to pin there");
+  if (st.st_uid != geteuid()) {
+    return make_error(path + " belongs to uid " + std::to_string(st.st_uid) + ", not to uid " +
+                      std::to_string(geteuid()) +
+                      ": refusing to trust its pins (remove it, or chown it if it is ours)");
+  }
+  return {};
+}
+
 Status make_private_dir(const std::string& path) {
   if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
     return make_error("cannot create " + path + ": " + errno_text(errno));
   }
-  chmod(path.c_str(), 0700);
+  if (auto s = owned_by_us(path); !s) return s;
+  if (chmod(path.c_str(), 0700) != 0) {
+    return make_error("cannot make " + path + " private: " + errno_text(errno));
+  }
   return {};
 }
 
@@ -240,6 +260,10 @@ std::string pin_dir_for(const std::string& iface) {
 Result<Attached> attach(const AttachOptions& opts) {
   if (auto s = require_root(); !s) return s.error();
   std::string dir = pin_dir_for(opts.iface);
+  // A directory that is not ours is left exactly as it is.
+  if (exists(dir)) {
+    if (auto s = owned_by_us(dir); !s) return s.error();
+  }
   bool had_pins = exists(dir + "/es_config");
   auto attached = attach_or_adopt(opts);
   // A failed first attach must not leave half a data plane pinned.
@@ -252,6 +276,7 @@ namespace {
 Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto ifindex = ifindex_of(opts.iface);
   if (!ifindex) return ifindex.error();
+  if (auto s = require_ethernet_framing(opts.iface); !s) return s.error();
   if (auto s = ensure_bpffs(); !s) return s.error();
   if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
   std::string dir = pin_dir_for(opts.iface);

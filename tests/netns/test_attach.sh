@@ -26,6 +26,29 @@ out=$("$EDGESHED" attach --iface no-such-if0 --port $PORT 2>&1) && fail "attach 
 grep -q "no such interface" <<<"$out" || fail "unclear error: $out"
 pass "missing interface: $out"
 
+# A device without Ethernet framing would pass every packet as unparsed.
+in_srv ip tuntap add dev es-tun0 mode tun
+in_srv ip link set es-tun0 up
+out=$(in_srv "$EDGESHED" attach --iface es-tun0 --hook xdp-generic --port $PORT 2>&1) &&
+	fail "attach to a tun device succeeded"
+grep -q "no Ethernet framing" <<<"$out" || fail "unclear refusal: $out"
+[ ! -e /sys/fs/bpf/edgeshed/es-tun0 ] || fail "refused attach left pins"
+in_srv ip link del es-tun0
+pass "tun device refused: $out"
+
+# A pin directory another user owns is not trusted, and left as it is.
+foreign=/sys/fs/bpf/edgeshed/$SRV_IF
+LAB_HOOKS+=("rmdir $foreign 2>/dev/null")
+mkdir -p "$foreign"
+chown 65534 "$foreign"
+out=$(in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook tc --port $PORT 2>&1) &&
+	fail "attach into a foreign pin directory succeeded"
+grep -q "belongs to uid 65534" <<<"$out" || fail "unclear refusal: $out"
+[ "$(stat -c %u "$foreign")" = 65534 ] || fail "the foreign directory was changed"
+in_srv tc filter show dev "$SRV_IF" ingress | grep -q edgeshed && fail "refused attach left a filter"
+rmdir "$foreign"
+pass "foreign pin directory refused: $out"
+
 for hook in xdp xdp-generic tc; do
 	in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook $hook --port $PORT --mode enforce \
 		--action rst --heartbeat-timeout-ms 0

@@ -3,9 +3,9 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <string>
 
 #include "bpf/dataplane_fixture.h"

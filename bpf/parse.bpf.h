@@ -201,11 +201,10 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 	struct ethhdr *eth = data;
 	__u32 off = sizeof(*eth);
 	__u16 proto;
-	int i;
+	int i, ret;
 
 	if ((void *)(eth + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
-	pkt->src_mac_group = eth->h_source[0] & ETH_GROUP_BIT;
 	proto = bpf_ntohs(eth->h_proto);
 #pragma unroll
 	for (i = 0; i < EDGESHED_MAX_VLANS; i++) {
@@ -221,15 +220,21 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 	}
 	switch (proto) {
 	case ETH_P_IP:
-		return parse_ipv4(data, data_end, off, pkt);
+		ret = parse_ipv4(data, data_end, off, pkt);
+		break;
 	case ETH_P_IPV6:
-		return parse_ipv6(data, data_end, off, pkt);
+		ret = parse_ipv6(data, data_end, off, pkt);
+		break;
 	case ETH_P_8021Q:
 	case ETH_P_8021AD:
 		return EDGESHED_PARSE_UNPARSED; /* more tags than we walk */
 	default:
 		return EDGESHED_PARSE_OTHER;
 	}
+	/* Only a new connection may be answered: established packets skip it. */
+	if (ret == EDGESHED_PARSE_SYN)
+		pkt->src_mac_group = eth->h_source[0] & ETH_GROUP_BIT;
+	return ret;
 }
 
 #endif /* EDGESHED_PARSE_BPF_H */

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
 	# build
-	make cmake pkg-config g++ clang llvm
+	make cmake pkg-config g++ clang llvm ccache
 	# data plane
 	libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
 	# userspace libraries

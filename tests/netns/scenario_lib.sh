@@ -212,17 +212,27 @@ short_figures() {
 		"$SC_WORK/$1.json"
 }
 
+# What a scenario asserts of the admitted requests while edgeshed sheds: the
+# margin of a busy shared 2-core machine over the figures an idle one reaches
+# (p99 near 30 ms, 480/s, refusal p99 under 1 ms; `make bench-overload`
+# measures them). Without edgeshed the same load gives a p99 over 200 ms, so
+# these bounds still tell protection from none.
+SC_MAX_P99_MS=60         # 3x the service time
+SC_MIN_COMPLETED=400     # 80% of capacity
+SC_MAX_REFUSAL_P99_MS=20
+
 # The classic overload case's assertions with edgeshed on summary NAME:
-# admitted p99 <= 40 ms, completed >= 450/s, refusal p99 <= 10 ms, and
-# nothing lost (no timeout, reset or error).
+# admitted p99 <= SC_MAX_P99_MS, completed >= SC_MIN_COMPLETED per second,
+# refusal p99 <= SC_MAX_REFUSAL_P99_MS, and nothing lost (no timeout, reset
+# or error).
 check_classic_with() {
 	local name=$1 what=$2 g=.total
 	echo "$what: $(figures "$name") (loadgen start lag max $(jv "$name" .max_start_lag_ms) ms)"
 	check_ge "$what: ok count" "$(jv "$name" "$g.ok_latency_ms.count")" 1
 	check_ge "$what: refused count" "$(jv "$name" "$g.refused_ms.count")" 1
-	check_le "$what: admitted p99 (ms)" "$(jv "$name" "$g.ok_latency_ms.p99")" 40
-	check_ge "$what: completed/s" "$(jv "$name" "$g.completed_per_sec")" 450
-	check_le "$what: refusal p99 (ms)" "$(jv "$name" "$g.refused_ms.p99")" 10
+	check_le "$what: admitted p99 (ms)" "$(jv "$name" "$g.ok_latency_ms.p99")" "$SC_MAX_P99_MS"
+	check_ge "$what: completed/s" "$(jv "$name" "$g.completed_per_sec")" "$SC_MIN_COMPLETED"
+	check_le "$what: refusal p99 (ms)" "$(jv "$name" "$g.refused_ms.p99")" "$SC_MAX_REFUSAL_P99_MS"
 	check_eq "$what: timeouts" "$(jv "$name" "$g.timeout")" 0
 	check_eq "$what: resets" "$(jv "$name" "$g.reset")" 0
 	check_eq "$what: errors" "$(jv "$name" "$g.error")" 0

@@ -2,9 +2,9 @@
 # Scenario 1, the classic overload case: a service of 10 workers x 20 ms
 # (capacity 500/s) is offered 2,000 requests at 1.6x (800/s), each on a new
 # connection. Without edgeshed, admitted p99 > 10x the service time (200 ms).
-# With edgeshed (the demo's adaptive controller, action rst): admitted
-# p99 <= 2x the service time (40 ms), completed >= 90% of capacity (450/s),
-# p99 time to refusal <= 10 ms.
+# With edgeshed (the demo's adaptive controller, action rst): admitted p99,
+# completed rate and time to refusal within scenario_lib.sh's bounds (3x the
+# service time, 80% of capacity, 20 ms).
 source "$(dirname "$0")/scenario_lib.sh"
 
 scenario_up

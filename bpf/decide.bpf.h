@@ -328,6 +328,13 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 	}
 	class_count(s, class_id,
 		    EDGESHED_CTR_SHED_CAP + reason - EDGESHED_REASON_CAP);
+	/* A RST would answer one fragment of a datagram the kernel may still
+	 * reassemble; dropped, it never can be. */
+	if (pkt->first_fragment) {
+		s->global[EDGESHED_GCTR_SHED_FRAGMENT]++;
+		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
+		return EDGESHED_VERDICT_DROP;
+	}
 	if (cfg->action != EDGESHED_ACTION_RST) {
 		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
 		return EDGESHED_VERDICT_DROP;
@@ -345,6 +352,55 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 	}
 	emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST, now);
 	return EDGESHED_VERDICT_RST;
+}
+
+/*
+ * A frame whose headers go deeper than the parser walks may carry a SYN the
+ * kernel would take. While its class sheds (cap reached, or its source drawn
+ * by the fraction), it is dropped. Its port is unknown, so its class is its
+ * source prefix's, else normal's. It takes no token: it may as well belong
+ * to an established flow, and must not starve real SYNs of the rate.
+ */
+static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *pkt)
+{
+	const struct edgeshed_class_policy *pol;
+	struct edgeshed_policy_set *set;
+	struct edgeshed_control *ctl;
+	struct edgeshed_config *cfg;
+	struct edgeshed_stats *s;
+	__u32 key = 0, class_id, slot;
+	__u64 *inflight;
+	int shed;
+
+	s = stats_get();
+	cfg = bpf_map_lookup_elem(&es_config, &key);
+	ctl = bpf_map_lookup_elem(&es_control, &key);
+	if (!s || !cfg || !ctl)
+		return EDGESHED_VERDICT_PASS;
+	if (cfg->mode != EDGESHED_MODE_ENFORCE ||
+	    heartbeat_stale(cfg, ctl, bpf_ktime_get_coarse_ns()))
+		goto pass;
+	class_id = EDGESHED_CLASS_NORMAL;
+	if (pkt->family)
+		class_id = classify_source(cfg, pkt->family, pkt->saddr,
+					   class_id);
+	slot = ctl->active_slot & (EDGESHED_POLICY_SLOTS - 1);
+	set = bpf_map_lookup_elem(&es_policy, &slot);
+	if (!set || class_id >= EDGESHED_NUM_CLASSES)
+		goto pass;
+	pol = &set->cls[class_id];
+	shed = 0;
+	if (pol->inflight_cap) {
+		inflight = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
+		shed = inflight && *inflight >= pol->inflight_cap;
+	}
+	if (shed || shed_by_fraction(cfg, ctl, pkt, pol->shed_frac)) {
+		s->global[EDGESHED_GCTR_SHED_TOO_DEEP]++;
+		return EDGESHED_VERDICT_DROP;
+	}
+pass:
+	s->global[EDGESHED_GCTR_TOO_DEEP]++;
+	return EDGESHED_VERDICT_PASS;
 }
 
 #endif /* EDGESHED_DECIDE_BPF_H */

@@ -20,19 +20,23 @@
  * IPv6 header with a chain of extension headers, and TCP with options. */
 #define TC_PULL_LEN 256
 
-/* Parses and decides; fills pkt and class_id for the RST path. */
-static __always_inline int edgeshed_handle(void *data, void *data_end,
-					   struct edgeshed_pkt *pkt,
-					   __u32 *class_id)
+/* Decides on what the parser found; fills class_id for the RST path. */
+static __always_inline int edgeshed_verdict(int parsed, struct edgeshed_pkt *pkt,
+					    __u32 *class_id)
 {
-	switch (edgeshed_parse(data, data_end, pkt)) {
+	switch (parsed) {
 	case EDGESHED_PARSE_SYN:
 		return edgeshed_decide(pkt, class_id);
+	case EDGESHED_PARSE_TOO_DEEP:
+		return edgeshed_decide_too_deep(pkt);
 	case EDGESHED_PARSE_FRAGMENT:
 		global_count(EDGESHED_GCTR_FRAGMENT);
 		return EDGESHED_VERDICT_PASS;
 	case EDGESHED_PARSE_UNPARSED:
 		global_count(EDGESHED_GCTR_UNPARSED);
+		return EDGESHED_VERDICT_PASS;
+	case EDGESHED_PARSE_BAD_CHECKSUM:
+		global_count(EDGESHED_GCTR_BAD_CHECKSUM);
 		return EDGESHED_VERDICT_PASS;
 	default:
 		return EDGESHED_VERDICT_PASS;
@@ -58,9 +62,10 @@ int edgeshed_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	struct edgeshed_pkt pkt = {};
 	__u32 class_id = 0;
-	int len;
+	int len, parsed;
 
-	switch (edgeshed_handle(data, data_end, &pkt, &class_id)) {
+	parsed = edgeshed_parse(data, data_end, data_end - data, &pkt);
+	switch (edgeshed_verdict(parsed, &pkt, &class_id)) {
 	case EDGESHED_VERDICT_DROP:
 		return XDP_DROP;
 	case EDGESHED_VERDICT_RST:
@@ -83,19 +88,22 @@ int edgeshed_tc(struct __sk_buff *skb)
 	struct edgeshed_pkt pkt = {};
 	__u32 class_id = 0, want;
 	void *data_end, *data;
-	int len;
+	int len, parsed;
 
 	data_end = (void *)(long)skb->data_end;
 	data = (void *)(long)skb->data;
-	/* Only a non-linear skb pays for the pull. */
+	/* Lengths are the skb's, which may reach past the linear part. Only
+	 * headers that are not all in the linear part pay for a pull. */
+	parsed = edgeshed_parse(data, data_end, skb->len, &pkt);
 	want = skb->len < TC_PULL_LEN ? skb->len : TC_PULL_LEN;
-	if (data + want > data_end) {
+	if (parsed == EDGESHED_PARSE_UNPARSED && data + want > data_end) {
 		bpf_skb_pull_data(skb, want);
 		data_end = (void *)(long)skb->data_end;
 		data = (void *)(long)skb->data;
+		parsed = edgeshed_parse(data, data_end, skb->len, &pkt);
 	}
 
-	switch (edgeshed_handle(data, data_end, &pkt, &class_id)) {
+	switch (edgeshed_verdict(parsed, &pkt, &class_id)) {
 	case EDGESHED_VERDICT_DROP:
 		return TC_ACT_SHOT;
 	case EDGESHED_VERDICT_RST:

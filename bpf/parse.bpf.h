@@ -22,13 +22,16 @@
 #define NEXTHDR_FRAGMENT 44
 #define NEXTHDR_DEST 60
 
-#define EDGESHED_MAX_VLANS 2
+/* Deeper frames are abandoned (EDGESHED_PARSE_TOO_DEEP): QinQ plus two
+ * 802.1p priority tags, and twice the extension headers a real client sends. */
+#define EDGESHED_MAX_VLANS 4
 #define EDGESHED_MAX_IPV6_EXT 6
 #define IPV4_MIN_IHL 5
 #define IPV4_MF 0x2000
 #define IPV4_OFFSET_MASK 0x1fff
 #define IPV6_FRAG_OFFSET_MASK 0xfff8
 #define IPV6_FRAG_MF 0x0001
+#define IPV4_MAX_HDR_WORDS 15 /* a 60-byte header in 32-bit words */
 #define TCP_MIN_DOFF 5
 
 #define TCP_FLAG_FIN 0x01
@@ -39,8 +42,12 @@
 enum edgeshed_parse_result {
 	EDGESHED_PARSE_SYN = 0,	 /* a new connection: pkt fully filled in */
 	EDGESHED_PARSE_OTHER,	 /* anything else that is not malformed */
-	EDGESHED_PARSE_FRAGMENT, /* IP fragment: ports unknown */
+	EDGESHED_PARSE_FRAGMENT, /* IP fragment without a SYN we can see */
 	EDGESHED_PARSE_UNPARSED, /* truncated or malformed */
+	/* Headers deeper than we walk, so a SYN may hide behind them; family
+	 * and saddr are filled in when the IP header was reached, else 0. */
+	EDGESHED_PARSE_TOO_DEEP,
+	EDGESHED_PARSE_BAD_CHECKSUM, /* a SYN the kernel will drop */
 };
 
 struct edgeshed_pkt {
@@ -53,7 +60,7 @@ struct edgeshed_pkt {
 	__u8 family;	   /* AF_INET or AF_INET6 */
 	__u8 tcp_flags;
 	__u8 src_mac_group; /* the sender's MAC is a group address */
-	__u8 _pad;
+	__u8 first_fragment; /* the SYN is in an IP datagram's first fragment */
 	__be32 saddr[4]; /* IPv4 uses [0] */
 	__be32 daddr[4];
 };
@@ -64,8 +71,14 @@ static __always_inline __u8 tcp_flag_byte(const struct tcphdr *th)
 	return ((const __u8 *)th)[13];
 }
 
+/*
+ * cut_short: the result for a TCP header that ends past l4_len. In a first
+ * fragment the rest of it, flags included, may come in the next one, so the
+ * caller passes EDGESHED_PARSE_TOO_DEEP there.
+ */
 static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
-				     __u32 l4_len, struct edgeshed_pkt *pkt)
+				     __u32 l4_len, int cut_short,
+				     struct edgeshed_pkt *pkt)
 {
 	struct tcphdr *th = data + off;
 	__u32 doff_bytes;
@@ -74,7 +87,9 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	 * would see as an unchecked pointer. */
 	barrier_var(th);
 	/* Bytes past the IP length are link-layer padding, not a header. */
-	if ((void *)(th + 1) > data_end || l4_len < sizeof(*th))
+	if (l4_len < sizeof(*th))
+		return cut_short;
+	if ((void *)(th + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
 	/* Established flows leave here, having paid for nothing else. A RST
 	 * is no connection attempt: a listener ignores it (RFC 9293 3.10.7.2)
@@ -88,7 +103,7 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 		return EDGESHED_PARSE_UNPARSED;
 	doff_bytes = th->doff * 4;
 	if (doff_bytes > l4_len)
-		return EDGESHED_PARSE_UNPARSED;
+		return cut_short;
 	pkt->l4_off = off;
 	pkt->payload_len = l4_len - doff_bytes;
 	pkt->sport = bpf_ntohs(th->source);
@@ -98,11 +113,41 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	return EDGESHED_PARSE_SYN;
 }
 
-static __always_inline int parse_ipv4(void *data, void *data_end, __u32 off,
+/* One's complement sum over the header: all ones when it is intact. The
+ * sum does not depend on byte order, so the words are added as read. */
+static __always_inline int ipv4_checksum_ok(const struct iphdr *iph,
+					    __u32 ihl_bytes, void *data_end)
+{
+	const __u32 *word = (const __u32 *)iph;
+	__u64 sum = 0;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < IPV4_MAX_HDR_WORDS; i++) {
+		if (i * sizeof(*word) >= ihl_bytes)
+			break;
+		if ((void *)(word + i + 1) > data_end)
+			return 0;
+		sum += word[i];
+	}
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+/*
+ * frame_len: the whole frame's length, which at TC may reach past the
+ * linear data_end; lengths are checked against it, headers against data_end.
+ */
+static __always_inline int parse_ipv4(void *data, void *data_end,
+				      __u32 frame_len, __u32 off,
 				      struct edgeshed_pkt *pkt)
 {
 	struct iphdr *iph = data + off;
 	__u32 ihl_bytes, tot_len;
+	__u16 frag;
 	int ret;
 
 	if ((void *)(iph + 1) > data_end)
@@ -112,24 +157,38 @@ static __always_inline int parse_ipv4(void *data, void *data_end, __u32 off,
 	ihl_bytes = iph->ihl * 4;
 	tot_len = bpf_ntohs(iph->tot_len);
 	/* Trailing bytes (Ethernet padding) are fine; missing ones are not. */
-	if (tot_len < ihl_bytes || (void *)iph + tot_len > data_end)
+	if (tot_len < ihl_bytes || off + tot_len > frame_len)
 		return EDGESHED_PARSE_UNPARSED;
-	if (bpf_ntohs(iph->frag_off) & (IPV4_MF | IPV4_OFFSET_MASK))
+	/* A later fragment carries no ports. A first one carries the TCP
+	 * header, and Linux makes a connection of the reassembled SYN. */
+	frag = bpf_ntohs(iph->frag_off);
+	if (frag & IPV4_OFFSET_MASK)
 		return EDGESHED_PARSE_FRAGMENT;
+	pkt->first_fragment = !!(frag & IPV4_MF);
 	if (iph->protocol != IPPROTO_TCP)
-		return EDGESHED_PARSE_OTHER;
+		return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
+					     EDGESHED_PARSE_OTHER;
 	ret = parse_tcp(data, data_end, off + ihl_bytes, tot_len - ihl_bytes,
+			pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
+					      EDGESHED_PARSE_UNPARSED,
 			pkt);
-	if (ret != EDGESHED_PARSE_SYN)
+	if (ret == EDGESHED_PARSE_OTHER && pkt->first_fragment)
+		return EDGESHED_PARSE_FRAGMENT;
+	if (ret != EDGESHED_PARSE_SYN && ret != EDGESHED_PARSE_TOO_DEEP)
 		return ret;
 	pkt->family = AF_INET;
-	pkt->l3_off = off;
 	pkt->saddr[0] = iph->saddr;
+	if (ret != EDGESHED_PARSE_SYN)
+		return ret;
+	if (!ipv4_checksum_ok(iph, ihl_bytes, data_end))
+		return EDGESHED_PARSE_BAD_CHECKSUM;
+	pkt->l3_off = off;
 	pkt->daddr[0] = iph->daddr;
 	return ret;
 }
 
-static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
+static __always_inline int parse_ipv6(void *data, void *data_end,
+				      __u32 frame_len, __u32 off,
 				      struct edgeshed_pkt *pkt)
 {
 	struct ipv6hdr *ip6h = data + off;
@@ -142,14 +201,16 @@ static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
 	if (ip6h->version != 6)
 		return EDGESHED_PARSE_UNPARSED;
 	payload_len = bpf_ntohs(ip6h->payload_len);
-	if ((void *)(ip6h + 1) + payload_len > data_end)
+	if (off + sizeof(*ip6h) + payload_len > frame_len)
 		return EDGESHED_PARSE_UNPARSED;
 	nexthdr = ip6h->nexthdr;
 	ext_off = 0; /* bytes of extension headers walked so far */
+	pkt->first_fragment = 0;
 #pragma unroll
 	for (i = 0; i < EDGESHED_MAX_IPV6_EXT; i++) {
 		struct ipv6_opt_hdr *opt;
 		struct frag_hdr *frag;
+		__u16 frag_off;
 
 		switch (nexthdr) {
 		case IPPROTO_TCP:
@@ -168,34 +229,57 @@ static __always_inline int parse_ipv6(void *data, void *data_end, __u32 off,
 			if ((void *)(frag + 1) > data_end ||
 			    ext_off + sizeof(*frag) > payload_len)
 				return EDGESHED_PARSE_UNPARSED;
-			/* An atomic fragment (RFC 6946) is a whole packet. */
-			if (bpf_ntohs(frag->frag_off) &
-			    (IPV6_FRAG_OFFSET_MASK | IPV6_FRAG_MF))
+			/* An atomic fragment (RFC 6946) is a whole packet; a
+			 * first fragment is walked on, as for IPv4. */
+			frag_off = bpf_ntohs(frag->frag_off);
+			if (frag_off & IPV6_FRAG_OFFSET_MASK)
 				return EDGESHED_PARSE_FRAGMENT;
+			pkt->first_fragment = !!(frag_off & IPV6_FRAG_MF);
 			nexthdr = frag->nexthdr;
 			ext_off += sizeof(*frag);
 			break;
 		default:
-			return EDGESHED_PARSE_OTHER;
+			return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
+						     EDGESHED_PARSE_OTHER;
 		}
 		if (ext_off > payload_len)
 			return EDGESHED_PARSE_UNPARSED;
 	}
-	if (nexthdr != IPPROTO_TCP)
-		return EDGESHED_PARSE_UNPARSED; /* chain longer than we walk */
+	switch (nexthdr) {
+	case IPPROTO_TCP:
+		break;
+	case NEXTHDR_HOP:
+	case NEXTHDR_ROUTING:
+	case NEXTHDR_DEST:
+	case NEXTHDR_FRAGMENT:
+		ret = EDGESHED_PARSE_TOO_DEEP; /* chain longer than we walk */
+		goto addresses;
+	default:
+		return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
+					     EDGESHED_PARSE_OTHER;
+	}
 tcp:
 	ret = parse_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
-			payload_len - ext_off, pkt);
-	if (ret != EDGESHED_PARSE_SYN)
+			payload_len - ext_off,
+			pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
+					      EDGESHED_PARSE_UNPARSED,
+			pkt);
+	if (ret == EDGESHED_PARSE_OTHER && pkt->first_fragment)
+		return EDGESHED_PARSE_FRAGMENT;
+	if (ret != EDGESHED_PARSE_SYN && ret != EDGESHED_PARSE_TOO_DEEP)
 		return ret;
+addresses:
 	pkt->family = AF_INET6;
-	pkt->l3_off = off;
 	__builtin_memcpy(pkt->saddr, &ip6h->saddr, sizeof(pkt->saddr));
-	__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
+	if (ret == EDGESHED_PARSE_SYN) {
+		pkt->l3_off = off;
+		__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
+	}
 	return ret;
 }
 
 static __always_inline int edgeshed_parse(void *data, void *data_end,
+					  __u32 frame_len,
 					  struct edgeshed_pkt *pkt)
 {
 	struct ethhdr *eth = data;
@@ -220,14 +304,17 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 	}
 	switch (proto) {
 	case ETH_P_IP:
-		ret = parse_ipv4(data, data_end, off, pkt);
+		ret = parse_ipv4(data, data_end, frame_len, off, pkt);
 		break;
 	case ETH_P_IPV6:
-		ret = parse_ipv6(data, data_end, off, pkt);
+		ret = parse_ipv6(data, data_end, frame_len, off, pkt);
 		break;
 	case ETH_P_8021Q:
 	case ETH_P_8021AD:
-		return EDGESHED_PARSE_UNPARSED; /* more tags than we walk */
+		/* The kernel strips any number of tags: whatever is behind
+		 * them may be a SYN. */
+		pkt->family = 0;
+		return EDGESHED_PARSE_TOO_DEEP;
 	default:
 		return EDGESHED_PARSE_OTHER;
 	}

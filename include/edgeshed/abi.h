@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 4
+#define EDGESHED_ABI_VERSION 5
 
 /* Priority classes; lower value = more important, shed last. */
 enum edgeshed_class {
@@ -96,6 +96,16 @@ enum edgeshed_global_counter {
 	/* Shed SYN from or to a group, broadcast or unspecified address:
 	 * dropped, never answered (a RST would spoof or flood). */
 	EDGESHED_GCTR_RST_NOT_UNICAST,
+	/* Shed SYN in a first IP fragment: dropped, never answered, so the
+	 * datagram can never be reassembled into a connection. */
+	EDGESHED_GCTR_SHED_FRAGMENT,
+	/* Headers deeper than the parser walks (VLAN tags, IPv6 extension
+	 * headers, a first fragment's TCP header cut short): passed, or
+	 * dropped (the next counter) while their class sheds. */
+	EDGESHED_GCTR_TOO_DEEP,
+	EDGESHED_GCTR_SHED_TOO_DEEP,
+	/* SYN with a bad IPv4 header checksum: passed, the kernel drops it. */
+	EDGESHED_GCTR_BAD_CHECKSUM,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 

@@ -150,6 +150,8 @@ void print(const std::vector<MapUsage>& from, const std::vector<MapUsage>& to, c
 // each packet of the flood: the data plane does not verify checksums, and
 // building a million frames through the builder would take longer than the
 // flood itself.
+constexpr size_t kIpv4At = 14, kIpv4Len = 20, kIpv4ChecksumAt = 10;
+
 struct SynTemplate {
   Bytes frame;
   size_t src_offset;
@@ -198,6 +200,11 @@ class MapMemoryTest : public ::testing::Test {
         for (size_t k = 0; k < 8 && b + k < s.src_len; ++k) {
           s.frame[s.src_offset + b + k] = static_cast<uint8_t>(bits >> (8 * k));
         }
+      }
+      if (s.src_len == 4) {  // a spoofer's IPv4 header is valid, or the kernel drops it
+        const auto sum = ipv4_header_checksum(std::span(s.frame).subspan(kIpv4At, kIpv4Len));
+        s.frame[kIpv4At + kIpv4ChecksumAt] = static_cast<uint8_t>(sum >> 8);
+        s.frame[kIpv4At + kIpv4ChecksumAt + 1] = static_cast<uint8_t>(sum);
       }
       const uint16_t dport = kPorts[(r >> 40) % 4];
       s.frame[s.tcp_offset] = static_cast<uint8_t>(r >> 48);  // source port

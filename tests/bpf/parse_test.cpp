@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bpf/dataplane_fixture.h"
+#include "config/ip_prefix.h"
 
 namespace edgeshed::testing {
 namespace {
@@ -28,6 +29,17 @@ class ParseTest : public ::testing::TestWithParam<Entry> {
     auto after = dp_.stats();
     uint64_t decisions = all_class_counters(after) - all_class_counters(before);
     EXPECT_EQ(decisions, want == Verdict::kDrop ? 1u : 0u) << what;
+  }
+
+  // Runs a frame that is no decision of a class: only the global counter
+  // moves, by one.
+  void expect_global(const Bytes& frame, Verdict want, int counter, const char* what) {
+    auto before = dp_.stats();
+    auto r = dp_.run(GetParam(), frame);
+    EXPECT_EQ(r.verdict, want) << what;
+    auto after = dp_.stats();
+    EXPECT_EQ(global_delta(after, before, counter), 1u) << what;
+    EXPECT_EQ(all_class_counters(after), all_class_counters(before)) << what;
   }
 
   DataplaneFixture dp_;
@@ -96,22 +108,119 @@ TEST_P(ParseTest, Ipv6ExtensionHeadersAreWalked) {
          Verdict::kDrop, "dest, atomic fragment");
 }
 
-TEST_P(ParseTest, LongerExtensionChainsPassAsUnparsed) {
+// Deeper than the parser walks: a SYN may hide behind the headers, so the
+// frame is dropped while its class sheds, and passes when it does not.
+TEST_P(ParseTest, LongerExtensionChainsAreDroppedWhileTheirClassSheds) {
   auto b = PacketBuilder::syn_v6();
   for (int i = 0; i < 7; ++i) b.ipv6_ext(IPPROTO_DSTOPTS, 8);
+  expect_global(b.build(), Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP, "seven extension headers");
+  // An established segment behind the same chain is dropped too: the parser
+  // cannot tell it from a SYN.
+  TcpSpec ack;
+  ack.flags = kAck;
+  auto established = PacketBuilder().ipv6("2001:db8::1", "2001:db8::2");
+  for (int i = 0; i < 7; ++i) established.ipv6_ext(IPPROTO_DSTOPTS, 8);
+  expect_global(established.tcp(ack).build(), Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP,
+                "ACK behind seven extension headers");
+
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {});
+  expect_global(b.build(), Verdict::kPass, EDGESHED_GCTR_TOO_DEEP, "normal admits");
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 1, 0, 0});  // in-flight cap 1
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, 1);
+  expect_global(b.build(), Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP, "normal at its cap");
+}
+
+// The source prefix's class decides, as for a SYN.
+TEST_P(ParseTest, ATooDeepFrameTakesItsSourcePrefixClass) {
+  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("2001:db8::/64").value(),
+                                    EDGESHED_CLASS_CRITICAL));
+  dp_.set_class_policy(EDGESHED_CLASS_CRITICAL, {});
+  auto b = PacketBuilder::syn_v6();
+  for (int i = 0; i < 7; ++i) b.ipv6_ext(IPPROTO_DSTOPTS, 8);
+  expect_global(b.build(), Verdict::kPass, EDGESHED_GCTR_TOO_DEEP, "critical source admitted");
+}
+
+TEST_P(ParseTest, TooDeepFramesPassWhenNotEnforcing) {
+  auto b = PacketBuilder::syn_v6();
+  for (int i = 0; i < 7; ++i) b.ipv6_ext(IPPROTO_DSTOPTS, 8);
+  auto cfg = dp_.config();
+  cfg.mode = EDGESHED_MODE_OBSERVE;
+  dp_.set_config(cfg);
+  expect_global(b.build(), Verdict::kPass, EDGESHED_GCTR_TOO_DEEP, "observe");
+  cfg.mode = EDGESHED_MODE_ENFORCE;
+  cfg.heartbeat_timeout_ns = 1;
+  dp_.set_config(cfg);
+  dp_.set_heartbeat(0);
+  expect_global(b.build(), Verdict::kPass, EDGESHED_GCTR_TOO_DEEP, "heartbeat stale: fail open");
+}
+
+// Linux reassembles fragments and makes a connection of the SYN, so a first
+// fragment's SYN is decided; shed, it is dropped, and its datagram can never
+// be reassembled. Later fragments carry no ports and pass.
+TEST_P(ParseTest, FirstFragmentsAreDecidedLaterOnesPass) {
   auto before = dp_.stats();
-  expect(b.build(), Verdict::kPass, "seven extension headers");
+  expect(PacketBuilder::syn_v4().ipv4_fragment(true, 0).build(), Verdict::kDrop, "v4 first");
+  expect(PacketBuilder::syn_v6().ipv6_fragment(0, true).build(), Verdict::kDrop, "v6 first");
+  expect(PacketBuilder::syn_v6().ipv6_ext(IPPROTO_DSTOPTS, 8).ipv6_fragment(0, true).build(),
+         Verdict::kDrop, "v6 dest, first");
+  auto after = dp_.stats();
+  EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_SHED_FRAGMENT), 3u);
+  EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_FRAGMENT), 0u);
+
+  before = after;
+  expect(PacketBuilder::syn_v4().ipv4_fragment(false, 100).build(), Verdict::kPass, "v4 later");
+  expect(PacketBuilder::syn_v4().ipv4_fragment(true, 100).build(), Verdict::kPass, "v4 middle");
+  expect(PacketBuilder::syn_v6().ipv6_fragment(100, false).build(), Verdict::kPass, "v6 later");
+  TcpSpec ack;
+  ack.flags = kAck;
+  expect(PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").ipv4_fragment(true, 0).tcp(ack).build(),
+         Verdict::kPass, "v4 first, ACK");
+  expect(PacketBuilder()
+             .ipv4("192.0.2.1", "198.51.100.2")
+             .ipv4_fragment(true, 0)
+             .udp(40000, kNormalPort)
+             .build(),
+         Verdict::kPass, "v4 first, UDP");
+  EXPECT_EQ(global_delta(dp_.stats(), before, EDGESHED_GCTR_FRAGMENT), 5u);
+}
+
+// A first fragment too short for the TCP header hides the flags in the next
+// fragment (RFC 1858's tiny fragment): too deep.
+TEST_P(ParseTest, AFirstFragmentCuttingTheTcpHeaderIsTooDeep) {
+  constexpr uint16_t kIpv4Header = 20, kFragHeader = 8;
+  expect_global(PacketBuilder::syn_v4()
+                    .ipv4_fragment(true, 0)
+                    .ip_total_length_override(kIpv4Header + 8)
+                    .build(),
+                Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP, "v4, 8 bytes of TCP");
+  expect_global(PacketBuilder::syn_v4()
+                    .ipv4_fragment(true, 0)
+                    .ip_total_length_override(kIpv4Header + 24)
+                    .build(),
+                Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP, "v4, options cut");
+  expect_global(PacketBuilder::syn_v6()
+                    .ipv6_fragment(0, true)
+                    .ip_total_length_override(kFragHeader + 8)
+                    .build(),
+                Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP, "v6, 8 bytes of TCP");
+  // The same cut in a whole datagram is malformed, not hidden.
+  auto before = dp_.stats();
+  expect(PacketBuilder::syn_v4().ip_total_length_override(kIpv4Header + 8).build(), Verdict::kPass,
+         "v4 whole, cut");
   EXPECT_EQ(global_delta(dp_.stats(), before, EDGESHED_GCTR_UNPARSED), 1u);
 }
 
-TEST_P(ParseTest, FragmentsPassAndAreCounted) {
-  auto before = dp_.stats();
-  expect(PacketBuilder::syn_v4().ipv4_fragment(true, 0).build(), Verdict::kPass, "v4 first");
-  expect(PacketBuilder::syn_v4().ipv4_fragment(false, 100).build(), Verdict::kPass, "v4 later");
-  expect(PacketBuilder::syn_v4().ipv4_fragment(true, 100).build(), Verdict::kPass, "v4 middle");
-  expect(PacketBuilder::syn_v6().ipv6_fragment(0, true).build(), Verdict::kPass, "v6 first");
-  expect(PacketBuilder::syn_v6().ipv6_fragment(100, false).build(), Verdict::kPass, "v6 later");
-  EXPECT_EQ(global_delta(dp_.stats(), before, EDGESHED_GCTR_FRAGMENT), 5u);
+// The kernel drops an IPv4 header with a bad checksum: nothing to decide.
+TEST_P(ParseTest, ASynWithABadIpv4ChecksumPasses) {
+  constexpr size_t kChecksumAt = 14 + 10;  // Ethernet, then the IPv4 checksum field
+  Bytes frame = PacketBuilder::syn_v4().build();
+  frame[kChecksumAt] ^= 0x01;
+  expect_global(frame, Verdict::kPass, EDGESHED_GCTR_BAD_CHECKSUM, "bad checksum");
+  Bytes with_options = PacketBuilder::syn_v4().ipv4_options(Bytes{1, 1, 1, 1, 1, 1, 1}).build();
+  expect(with_options, Verdict::kDrop, "good checksum, IP options");
+  with_options[kChecksumAt + 1] ^= 0x80;
+  expect_global(with_options, Verdict::kPass, EDGESHED_GCTR_BAD_CHECKSUM,
+                "bad checksum, IP options");
 }
 
 TEST_P(ParseTest, NonTcpAndNonIpPass) {
@@ -128,11 +237,17 @@ TEST_P(ParseTest, NonTcpAndNonIpPass) {
   EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_UNPARSED), 0u);
 }
 
-TEST_P(ParseTest, ThreeVlanTagsPassAsUnparsed) {
-  auto before = dp_.stats();
-  expect(PacketBuilder::syn_v4().vlan(kAd, 1).vlan(kQ, 2).vlan(kQ, 3).build(), Verdict::kPass,
-         "three tags");
-  EXPECT_EQ(global_delta(dp_.stats(), before, EDGESHED_GCTR_UNPARSED), 1u);
+// The kernel strips any number of tags (802.1p priority tags carry VID 0).
+TEST_P(ParseTest, UpToFourVlanTagsAreWalkedMoreAreTooDeep) {
+  expect(PacketBuilder::syn_v4().vlan(kAd, 1).vlan(kQ, 0).vlan(kQ, 0).build(), Verdict::kDrop,
+         "QinQ and a priority tag");
+  expect(PacketBuilder::syn_v6().vlan(kQ, 0).vlan(kQ, 0).vlan(kQ, 0).vlan(kQ, 0).build(),
+         Verdict::kDrop, "four priority tags");
+  auto five = PacketBuilder::syn_v4();
+  for (int i = 0; i < 5; ++i) five.vlan(kQ, 0);
+  expect_global(five.build(), Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP, "five priority tags");
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {});
+  expect_global(five.build(), Verdict::kPass, EDGESHED_GCTR_TOO_DEEP, "five tags, normal admits");
 }
 
 TEST_P(ParseTest, MalformedHeadersPassAsUnparsed) {

@@ -112,7 +112,7 @@ Bytes FrameGenerator::valid_syn() {
 
 Bytes FrameGenerator::random_headers() {
   PacketBuilder b;
-  const size_t tags = draw(5) == 0 ? 1 + draw(3) : 0;  // three tags sometimes
+  const size_t tags = draw(5) == 0 ? 1 + draw(6) : 0;  // past the four walked sometimes
   for (size_t i = 0; i < tags; ++i) {
     b.vlan(draw(4) == 0 ? static_cast<uint16_t>(draw(65536)) : (chance(0.5) ? kQ : kAd),
            static_cast<uint16_t>(draw(4096)));

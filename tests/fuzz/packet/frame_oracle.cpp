@@ -11,7 +11,7 @@ namespace {
 constexpr size_t kEthernetLen = 14;
 constexpr size_t kMacLen = 6;  // the source MAC follows the destination
 constexpr size_t kVlanLen = 4;
-constexpr size_t kMaxVlanTags = 2;
+constexpr size_t kMaxVlanTags = 4;
 constexpr size_t kIpv4MinLen = 20;
 constexpr size_t kIpv6Len = 40;
 constexpr size_t kMaxIpv6Ext = 6;
@@ -52,18 +52,28 @@ FrameVerdict verdict(FrameKind kind, std::string why) {
   return v;
 }
 
-// The TCP segment as the IP layer delimits it.
+// v with the kind and the reason; the rest (family, source) stays.
+FrameVerdict with_kind(FrameVerdict v, FrameKind kind, std::string why) {
+  v.kind = kind;
+  v.why = std::move(why);
+  return v;
+}
+
+// The TCP segment as the IP layer delimits it. In a first fragment, a header
+// cut short may go on in the next fragment: too deep, not malformed, and a
+// segment that is no SYN is a fragment like any other.
 FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
-  if (!seg.has(0, kTcpMinLen)) return verdict(FrameKind::kUnparsed, "TCP header cut short");
+  const FrameKind cut = v.first_fragment ? FrameKind::kTooDeep : FrameKind::kUnparsed;
+  const FrameKind not_syn = v.first_fragment ? FrameKind::kFragment : FrameKind::kOther;
+  if (!seg.has(0, kTcpMinLen)) return with_kind(v, cut, "TCP header cut short");
   const uint8_t flags = seg.u8(13);
-  if (!(flags & kSyn)) return verdict(FrameKind::kOther, "TCP without SYN");
-  if (flags & kAck) return verdict(FrameKind::kOther, "SYN with ACK");
-  if (flags & kRst) return verdict(FrameKind::kOther, "SYN with RST");
-  if (flags & kFin) return verdict(FrameKind::kOther, "SYN with FIN: a listener discards it");
+  if (!(flags & kSyn)) return verdict(not_syn, "TCP without SYN");
+  if (flags & kAck) return verdict(not_syn, "SYN with ACK");
+  if (flags & kRst) return verdict(not_syn, "SYN with RST");
+  if (flags & kFin) return verdict(not_syn, "SYN with FIN: a listener discards it");
   const size_t header_len = static_cast<size_t>(seg.u8(12) >> 4) * 4;
   if (header_len < kTcpMinLen) return verdict(FrameKind::kUnparsed, "TCP data offset below 5");
-  if (header_len > seg.size())
-    return verdict(FrameKind::kUnparsed, "TCP data offset past the segment");
+  if (header_len > seg.size()) return with_kind(v, cut, "TCP data offset past the segment");
   v.kind = FrameKind::kNewConnection;
   v.why = "SYN";
   v.sport = seg.u16(0);
@@ -72,6 +82,14 @@ FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
   v.tcp_flags = flags;
   v.payload_len = static_cast<uint32_t>(seg.size() - header_len);
   return v;
+}
+
+// RFC 1071: the one's complement sum of an intact header is all ones.
+bool ipv4_header_sum_ok(Cursor header) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i + 1 < header.size(); i += 2) sum += header.u16(i);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return sum == 0xffff;
 }
 
 FrameVerdict classify_ipv4(Cursor l3, FrameVerdict v) {
@@ -84,13 +102,20 @@ FrameVerdict classify_ipv4(Cursor l3, FrameVerdict v) {
   if (total > l3.size()) return verdict(FrameKind::kUnparsed, "total length past the frame");
   const Cursor packet = l3.sub(0, total);  // the rest is padding
   const uint16_t frag = packet.u16(6);
-  if (frag & 0x2000) return verdict(FrameKind::kFragment, "IPv4 MF");
   if (frag & 0x1fff) return verdict(FrameKind::kFragment, "IPv4 fragment offset");
-  if (packet.u8(9) != IPPROTO_TCP) return verdict(FrameKind::kOther, "IPv4, not TCP");
+  v.first_fragment = (frag & 0x2000) != 0;
+  if (packet.u8(9) != IPPROTO_TCP) {
+    return v.first_fragment ? verdict(FrameKind::kFragment, "IPv4 first fragment, not TCP")
+                            : verdict(FrameKind::kOther, "IPv4, not TCP");
+  }
   v.family = AF_INET;
   packet.copy(12, 4, v.src.data());
   packet.copy(16, 4, v.dst.data());
-  return classify_tcp(packet.sub(header_len, total - header_len), std::move(v));
+  v = classify_tcp(packet.sub(header_len, total - header_len), std::move(v));
+  if (v.kind == FrameKind::kNewConnection && !ipv4_header_sum_ok(packet.sub(0, header_len))) {
+    return verdict(FrameKind::kBadChecksum, "IPv4 header checksum");
+  }
+  return v;
 }
 
 FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
@@ -102,13 +127,18 @@ FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
   const Cursor payload = l3.sub(kIpv6Len, payload_len);  // the rest is padding
   uint8_t next = l3.u8(6);
   size_t pos = 0;
+  v.family = AF_INET6;
+  l3.copy(8, 16, v.src.data());
   for (size_t walked = 0;; ++walked) {
     if (next == IPPROTO_TCP) break;
     const bool is_ext = next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING ||
                         next == IPPROTO_DSTOPTS || next == IPPROTO_FRAGMENT;
+    if (!is_ext) {
+      return v.first_fragment ? verdict(FrameKind::kFragment, "IPv6 first fragment, not TCP")
+                              : verdict(FrameKind::kOther, "IPv6, not TCP");
+    }
     if (walked == kMaxIpv6Ext)
-      return verdict(FrameKind::kUnparsed, "more than six extension headers");
-    if (!is_ext) return verdict(FrameKind::kOther, "IPv6, not TCP");
+      return with_kind(v, FrameKind::kTooDeep, "more than six extension headers");
     size_t len = 8;
     if (next != IPPROTO_FRAGMENT) {
       if (!payload.has(pos, 2)) return verdict(FrameKind::kUnparsed, "extension header cut short");
@@ -118,14 +148,12 @@ FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
       return verdict(FrameKind::kUnparsed, "extension header past the payload");
     if (next == IPPROTO_FRAGMENT) {
       const uint16_t off_flags = payload.u16(pos + 2);
-      if (off_flags & 0x0001) return verdict(FrameKind::kFragment, "IPv6 M flag");
       if (off_flags & 0xfff8) return verdict(FrameKind::kFragment, "IPv6 fragment offset");
+      v.first_fragment = (off_flags & 0x0001) != 0;
     }
     next = payload.u8(pos);
     pos += len;
   }
-  v.family = AF_INET6;
-  l3.copy(8, 16, v.src.data());
   l3.copy(24, 16, v.dst.data());
   return classify_tcp(payload.sub(pos, payload_len - pos), std::move(v));
 }
@@ -142,6 +170,10 @@ const char* to_string(FrameKind kind) {
       return "other";
     case FrameKind::kNewConnection:
       return "new connection";
+    case FrameKind::kTooDeep:
+      return "too deep";
+    case FrameKind::kBadChecksum:
+      return "bad checksum";
   }
   return "?";
 }
@@ -163,7 +195,7 @@ FrameVerdict classify_frame(std::span<const uint8_t> frame) {
   size_t tags = 0;
   uint16_t type = f.u16(off);
   while (type == 0x8100 || type == 0x88a8) {
-    if (tags == kMaxVlanTags) return verdict(FrameKind::kUnparsed, "a third VLAN tag");
+    if (tags == kMaxVlanTags) return verdict(FrameKind::kTooDeep, "a fifth VLAN tag");
     if (!f.has(off + 2, kVlanLen)) return verdict(FrameKind::kUnparsed, "VLAN tag cut short");
     off += kVlanLen;
     type = f.u16(off);

@@ -4,26 +4,35 @@
 // is wrong.
 //
 // The rules, in the order they apply:
-//  - Ethernet, then at most two VLAN tags (802.1Q or 802.1ad, any order);
-//    a third tag is more than the data plane walks: unparsed.
+//  - Ethernet, then at most four VLAN tags (802.1Q or 802.1ad, any order);
+//    a fifth is more than the data plane walks: too deep.
 //  - IPv4: version 4, IHL >= 5, total length >= IHL x 4 and within the
 //    frame, or unparsed. Bytes after the total length are link-layer
-//    padding and belong to no header. MF or a fragment offset: fragment.
+//    padding and belong to no header. A fragment offset: fragment. MF with
+//    offset 0 is a first fragment: parsed on, see TCP.
 //  - IPv6: version 6, 40 + payload length within the frame, or unparsed.
 //    Hop-by-hop, routing, destination options and fragment headers are
 //    walked, at most six; each must lie within the payload length, or
-//    unparsed. A fragment header with an offset or MF is a fragment; one
-//    with neither (an atomic fragment, RFC 6946) is skipped like any other
-//    extension header. After six, anything but TCP is unparsed: the data
-//    plane's stated limit, it does not look past a chain that long.
-//  - Any other L3 or L4 protocol: other (passes, not counted).
-//  - TCP: a header shorter than 20 bytes within the IP length is unparsed.
-//    Only SYN without ACK and without RST is looked at further; any other
-//    segment is other, whatever its data offset. A RST is never a
-//    connection attempt (RFC 9293 3.10.7.2: a listener ignores it, and
-//    3.10.7.1: a RST is never answered by a RST). SYN with FIN is one: the
-//    RST that refuses it acknowledges the FIN too. A data offset below 5 or
-//    beyond the segment is unparsed.
+//    unparsed. A fragment header with an offset is a fragment; one with M
+//    and no offset makes a first fragment; one with neither (an atomic
+//    fragment, RFC 6946) is skipped like any other extension header. A
+//    seventh extension header is too deep: the data plane's stated limit.
+//  - Any other L3 or L4 protocol: other (passes, not counted), or in a
+//    first fragment, fragment.
+//  - TCP: a header shorter than 20 bytes within the IP length is unparsed,
+//    or in a first fragment too deep (the rest may come in the next one).
+//    Only SYN without ACK, RST or FIN is looked at further; any other
+//    segment is other (fragment in a first fragment), whatever its data
+//    offset. A RST is never a connection attempt (RFC 9293 3.10.7.2: a
+//    listener ignores it, and 3.10.7.1: a RST is never answered by a RST);
+//    Linux's listener discards a SYN with FIN. A data offset below 5 is
+//    unparsed; beyond the segment, unparsed or in a first fragment too deep.
+//  - A SYN over IPv4 whose header checksum is wrong: bad checksum (passes,
+//    counted; the kernel drops it).
+//  - Too deep: dropped while the class of its source (its prefix's, else
+//    normal) sheds by cap or fraction in enforce mode, else passes; counted.
+//  - A first fragment's SYN is decided as any SYN, but shed it is dropped
+//    and never answered with a RST.
 #pragma once
 
 #include <array>
@@ -38,6 +47,8 @@ enum class FrameKind {
   kFragment,       // IP fragment: passes, counted as fragment
   kOther,          // anything else that is not a new connection: passes
   kNewConnection,  // SYN without ACK or RST: classified by its port
+  kTooDeep,        // headers deeper than walked: dropped while its class sheds
+  kBadChecksum,    // a SYN whose IPv4 header checksum is wrong: passes, counted
 };
 
 const char* to_string(FrameKind kind);
@@ -46,7 +57,8 @@ struct FrameVerdict {
   FrameKind kind = FrameKind::kUnparsed;
   std::string why;  // for failure messages: which rule decided
 
-  // Filled in for kNewConnection only.
+  // Filled in for kNewConnection; family and src for kTooDeep too, when
+  // the IP header was reached.
   int family = 0;  // AF_INET or AF_INET6
   size_t l3_offset = 0;
   size_t vlan_tags = 0;
@@ -58,6 +70,7 @@ struct FrameVerdict {
   uint8_t tcp_flags = 0;
   uint32_t payload_len = 0;    // TCP payload within the IP length
   bool src_mac_group = false;  // the sender's MAC has the I/G bit set
+  bool first_fragment = false;  // MF set, offset 0: never answered with a RST
 };
 
 // Whether a RST may answer this new connection: sender MAC unicast, and both

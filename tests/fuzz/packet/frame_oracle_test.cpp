@@ -69,7 +69,12 @@ TEST(FrameOracle, LinkLayer) {
   EXPECT_EQ(kind(PacketBuilder::syn_v4().vlan(0x8100, 1).vlan(0x88a8, 2).build()),
             FrameKind::kNewConnection);
   EXPECT_EQ(kind(PacketBuilder::syn_v4().vlan(0x8100, 1).vlan(0x8100, 2).vlan(0x8100, 3).build()),
-            FrameKind::kUnparsed);
+            FrameKind::kNewConnection);
+  auto five = PacketBuilder::syn_v4();
+  for (int i = 0; i < 5; ++i) five.vlan(0x8100, 0);
+  const auto deep = classify_frame(five.build());
+  EXPECT_EQ(deep.kind, FrameKind::kTooDeep);
+  EXPECT_EQ(deep.family, 0);  // no IP header reached
   Bytes tag_cut = PacketBuilder().vlan(0x8100, 1).raw_ethertype(0x0800, {}).build();
   tag_cut.resize(16);
   EXPECT_EQ(kind(tag_cut), FrameKind::kUnparsed);
@@ -93,14 +98,37 @@ TEST(FrameOracle, Ipv4Lengths) {
 }
 
 TEST(FrameOracle, Fragments) {
-  EXPECT_EQ(kind(PacketBuilder::syn_v4().ipv4_fragment(true, 0).build()), FrameKind::kFragment);
+  const auto first = classify_frame(PacketBuilder::syn_v4().ipv4_fragment(true, 0).build());
+  EXPECT_EQ(first.kind, FrameKind::kNewConnection);
+  EXPECT_TRUE(first.first_fragment);
+  EXPECT_EQ(kind(PacketBuilder::syn_v4().ipv4_fragment(true, 0).ip_total_length_override(28).build()),
+            FrameKind::kTooDeep);
+  EXPECT_EQ(kind(PacketBuilder()
+                     .ipv4("192.0.2.1", "198.51.100.2")
+                     .ipv4_fragment(true, 0)
+                     .udp(1, 2)
+                     .build()),
+            FrameKind::kFragment);
   EXPECT_EQ(kind(PacketBuilder::syn_v4().ipv4_fragment(false, 3).build()), FrameKind::kFragment);
   EXPECT_EQ(kind(PacketBuilder::syn_v4().ipv4_fragment(false, 0).build()),
             FrameKind::kNewConnection);
-  EXPECT_EQ(kind(PacketBuilder::syn_v6().ipv6_fragment(0, true).build()), FrameKind::kFragment);
+  EXPECT_EQ(kind(PacketBuilder::syn_v6().ipv6_fragment(0, true).build()),
+            FrameKind::kNewConnection);
   EXPECT_EQ(kind(PacketBuilder::syn_v6().ipv6_fragment(9, false).build()), FrameKind::kFragment);
   EXPECT_EQ(kind(PacketBuilder::syn_v6().ipv6_fragment(0, false).build()),
             FrameKind::kNewConnection);
+}
+
+TEST(FrameOracle, Ipv4Checksum) {
+  Bytes syn = PacketBuilder::syn_v4().ipv4_options(Bytes(4, 1)).build();
+  EXPECT_EQ(kind(syn), FrameKind::kNewConnection);
+  syn[14 + 10] ^= 0x40;
+  EXPECT_EQ(kind(syn), FrameKind::kBadChecksum);
+  TcpSpec ack;
+  ack.flags = kAck;
+  Bytes other = PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(ack).build();
+  other[14 + 10] ^= 0x40;
+  EXPECT_EQ(kind(other), FrameKind::kOther);  // only a SYN's header is summed
 }
 
 TEST(FrameOracle, Ipv6ExtensionHeaders) {
@@ -110,7 +138,10 @@ TEST(FrameOracle, Ipv6ExtensionHeaders) {
     return b;
   };
   EXPECT_EQ(kind(chain(6, IPPROTO_DSTOPTS).build()), FrameKind::kNewConnection);
-  EXPECT_EQ(kind(chain(7, IPPROTO_DSTOPTS).build()), FrameKind::kUnparsed);
+  const auto seven = classify_frame(chain(7, IPPROTO_DSTOPTS).build());
+  EXPECT_EQ(seven.kind, FrameKind::kTooDeep);
+  EXPECT_EQ(seven.family, AF_INET6);
+  EXPECT_EQ(seven.src[15], 1);
   EXPECT_EQ(kind(chain(1, 51).build()), FrameKind::kOther);  // AH is not walked
   Bytes six_then_udp = PacketBuilder()
                            .ipv6("2001:db8::1", "2001:db8::2")
@@ -122,7 +153,7 @@ TEST(FrameOracle, Ipv6ExtensionHeaders) {
                            .ipv6_ext(IPPROTO_DSTOPTS, 8)
                            .udp(1, 2)
                            .build();
-  EXPECT_EQ(kind(six_then_udp), FrameKind::kUnparsed);
+  EXPECT_EQ(kind(six_then_udp), FrameKind::kOther);
   EXPECT_EQ(kind(PacketBuilder::syn_v6().ip_total_length_override(2000).build()),
             FrameKind::kUnparsed);
   // An extension header reaching past the payload length, padding after it.

@@ -69,9 +69,10 @@ std::string counter_name(size_t i) {
                                          "shed_rate",       "would_shed_cap", "would_shed_frac",
                                          "would_shed_rate", "fail_open",      "pass_mode_off",
                                          "rst_sent",        "rst_capped"};
-  static constexpr const char* kGlobal[] = {"unparsed",       "fragment",   "unprotected",
-                                            "no_policy",      "rst_failed", "events_lost",
-                                            "rst_not_unicast"};
+  static constexpr const char* kGlobal[] = {
+      "unparsed",        "fragment",      "unprotected", "no_policy",     "rst_failed",
+      "events_lost",     "rst_not_unicast", "shed_fragment", "too_deep", "shed_too_deep",
+      "bad_checksum"};
   // A counter added to abi.h must be named here before this builds.
   static_assert(std::size(kCtr) == kClassCounters);
   static_assert(std::size(kGlobal) == EDGESHED_NUM_GLOBAL_COUNTERS);
@@ -311,6 +312,11 @@ class PacketFuzz {
         return x;
       case FrameKind::kOther:
         return x;
+      case FrameKind::kBadChecksum:
+        x.delta[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] = 1;
+        return x;
+      case FrameKind::kTooDeep:
+        return expect_too_deep(v, shed_by_hash);
       case FrameKind::kNewConnection:
         break;
     }
@@ -341,6 +347,10 @@ class PacketFuzz {
     }
     x.delta[cls_index(c, EDGESHED_CTR_SHED_CAP + offset)] = 1;
     x.verdict = Verdict::kDrop;
+    if (v.first_fragment) {
+      x.delta[global_index(EDGESHED_GCTR_SHED_FRAGMENT)] = 1;
+      return x;
+    }
     if (phase_.action == EDGESHED_ACTION_RST) {
       if (!rst_may_answer(v)) {
         x.delta[global_index(EDGESHED_GCTR_RST_NOT_UNICAST)] = 1;
@@ -354,10 +364,30 @@ class PacketFuzz {
     return x;
   }
 
+  // Headers too deep to see the port: the source's class, and in enforce
+  // mode a drop while that class sheds by cap or by the draw.
+  Expected expect_too_deep(const FrameVerdict& v, bool shed_by_hash) const {
+    Expected x;
+    const uint32_t c = class_of(v);
+    const bool enforcing = phase_.mode == EDGESHED_MODE_ENFORCE && !phase_.stale_heartbeat;
+    const bool sheds = c == EDGESHED_CLASS_BACKGROUND || (c == EDGESHED_CLASS_NORMAL && shed_by_hash);
+    if (enforcing && sheds) {
+      x.delta[global_index(EDGESHED_GCTR_SHED_TOO_DEEP)] = 1;
+      x.verdict = Verdict::kDrop;
+    } else {
+      x.delta[global_index(EDGESHED_GCTR_TOO_DEEP)] = 1;
+    }
+    return x;
+  }
+
   void check_outcome(const char* en, const Bytes& frame, const FrameVerdict& v, const RunResult& r,
                      const Counters& d) {
-    const bool draws = v.kind == FrameKind::kNewConnection && protected_port(v.dport) &&
-                       class_of(v) == EDGESHED_CLASS_NORMAL;
+    const bool too_deep_draws = v.kind == FrameKind::kTooDeep &&
+                                class_of(v) == EDGESHED_CLASS_NORMAL &&
+                                phase_.mode == EDGESHED_MODE_ENFORCE && !phase_.stale_heartbeat;
+    const bool draws = too_deep_draws || (v.kind == FrameKind::kNewConnection &&
+                                          protected_port(v.dport) &&
+                                          class_of(v) == EDGESHED_CLASS_NORMAL);
     // The normal class's draw is the one thing the oracle does not compute;
     // which way it went is read from the counters and must then be
     // consistent in everything else, and the same for every frame of the
@@ -365,9 +395,13 @@ class PacketFuzz {
     bool shed = false;
     if (draws) {
       shed = d[cls_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC)] != 0 ||
-             d[cls_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_WOULD_SHED_FRAC)] != 0;
-      const std::string key(reinterpret_cast<const char*>(v.src.data()),
-                            v.family == AF_INET ? 4 : 16);
+             d[cls_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_WOULD_SHED_FRAC)] != 0 ||
+             d[global_index(EDGESHED_GCTR_SHED_TOO_DEEP)] != 0;
+      // The family is part of the key: a frame too deep for an IP header
+      // draws on an all-zero source of no family.
+      const std::string key = std::to_string(v.family) + ":" +
+                              std::string(reinterpret_cast<const char*>(v.src.data()),
+                                          v.family == AF_INET ? 4 : 16);
       auto [it, fresh] = draw_by_source_.emplace(key, shed);
       if (!fresh && it->second != shed && phase_.mode != EDGESHED_MODE_OFF &&
           !phase_.stale_heartbeat) {
@@ -489,6 +523,10 @@ std::vector<Template> sweep_templates() {
   padded.resize(padded.size() + 6, 0);
   auto six = PacketBuilder::syn_v6();
   for (int i = 0; i < 6; ++i) six.ipv6_ext(IPPROTO_DSTOPTS, 8);
+  auto seven = six;
+  seven.ipv6_ext(IPPROTO_DSTOPTS, 8);
+  auto five_tags = PacketBuilder::syn_v4();
+  for (int i = 0; i < 5; ++i) five_tags.vlan(0x8100, 0);
   return {
       {"v4", PacketBuilder::syn_v4().build(), kNew},
       {"v4 options, one tag",
@@ -504,8 +542,13 @@ std::vector<Template> sweep_templates() {
        kNew},
       {"v4 ACK", PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(ack).build(),
        FrameKind::kOther},
-      {"v4 first fragment", PacketBuilder::syn_v4().ipv4_fragment(true, 0).build(),
-       FrameKind::kFragment},
+      {"v4 first fragment", PacketBuilder::syn_v4().ipv4_fragment(true, 0).build(), kNew},
+      {"v4 first fragment, TCP header cut",
+       PacketBuilder::syn_v4().ipv4_fragment(true, 0).ip_total_length_override(20 + 16).build(),
+       FrameKind::kTooDeep},
+      {"v4 five tags", five_tags.build(), FrameKind::kTooDeep},
+      {"v6 first fragment", PacketBuilder::syn_v6().ipv6_fragment(0, true).build(), kNew},
+      {"v6 seven extension headers", seven.build(), FrameKind::kTooDeep},
       {"v6", PacketBuilder::syn_v6().build(), kNew},
       {"v6 hop, routing, atomic fragment, dest",
        PacketBuilder::syn_v6(40000, kBackgroundPort)

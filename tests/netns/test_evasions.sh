@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SYNs crafted to slip past the parser, sent by a raw client to a real
+# listener: each connects without edgeshed, and none connects under a
+# shed-everything policy at any hook.
+#  - a SYN in two IPv4 fragments, the first holding the whole TCP header:
+#    decided, and dropped (never answered: `shed_fragment`);
+#  - the same with only 8 bytes of TCP in the first fragment, the flags in
+#    the second (RFC 1858): too deep to see, dropped while the class sheds
+#    (`shed_too_deep`);
+#  - a SYN with 5,000 bytes of data whose skb holds only the headers in its
+#    linear part (a packet socket with a virtio-net header, on a link with a
+#    9,000-byte MTU): at TC, its IP length reaches past the linear data, and
+#    it must still be decided.
+source "$(dirname "$0")/lib.sh"
+
+PORT=8080
+RAW="python3 $(dirname "$0")/../tools/raw_frames.py"
+lab_up
+in_srv ip link set "$SRV_IF" mtu 9000
+in_cli ip link set "$CLI_IF" mtu 9000
+serve $PORT
+mac_of() { grep -o 'link/ether [^ ]*' | cut -d' ' -f2; }
+srv_mac=$(in_srv ip -o link show "$SRV_IF" | mac_of)
+cli_mac=$(in_cli ip -o link show "$CLI_IF" | mac_of)
+
+frag_syn() { in_cli $RAW frag-syn "$CLI_V4" "$SRV_V4" $PORT --split "$1"; }
+nonlinear_syn() { in_cli $RAW nonlinear-syn "$CLI_IF" "$cli_mac" "$srv_mac" "$CLI_V4" "$SRV_V4" $PORT --payload 5000; }
+counter() { "$EDGESHED" status --iface "$SRV_IF" --json | jq "$1"; }
+
+# Without edgeshed the kernel makes a connection of each, so a "none" below
+# is edgeshed's doing, not a frame the server would have ignored anyway.
+[ "$(frag_syn 40)" = synack ] || fail "no SYN-ACK to a fragmented SYN without edgeshed"
+[ "$(frag_syn 8)" = synack ] || fail "no SYN-ACK to a tiny-fragment SYN without edgeshed"
+[ "$(nonlinear_syn)" = synack ] || fail "no SYN-ACK to a non-linear SYN without edgeshed"
+pass "without edgeshed: each crafted SYN gets a SYN-ACK"
+
+for hook in xdp-generic tc; do
+	in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook $hook --port $PORT --mode enforce \
+		--action rst --heartbeat-timeout-ms 0 >/dev/null
+	"$EDGESHED" policy --iface "$SRV_IF" --class normal --shed-fraction 1 >/dev/null
+
+	[ "$(frag_syn 40)" = none ] || fail "$hook: a fragmented SYN connected"
+	[ "$(counter .counters.shed_fragment)" = 1 ] || fail "$hook: shed_fragment $(counter .counters)"
+	[ "$(counter .classes.normal.counters.rst_sent)" = 0 ] || fail "$hook: a fragment was answered"
+	pass "$hook: fragmented SYN dropped, unanswered (shed_fragment 1)"
+
+	[ "$(frag_syn 8)" = none ] || fail "$hook: a tiny-fragment SYN connected"
+	[ "$(counter .counters.shed_too_deep)" = 1 ] || fail "$hook: shed_too_deep $(counter .counters)"
+	pass "$hook: tiny-fragment SYN dropped (shed_too_deep $(counter .counters.shed_too_deep))"
+
+	[ "$(nonlinear_syn)" = none ] || fail "$hook: a non-linear SYN connected"
+	[ "$(counter .classes.normal.counters.shed_fraction)" = 2 ] ||
+		fail "$hook: the non-linear SYN was not decided: $(counter .)"
+	[ "$(counter .counters.unparsed)" = 0 ] || fail "$hook: unparsed $(counter .counters.unparsed)"
+	pass "$hook: non-linear SYN decided and refused (shed_fraction 2, unparsed 0)"
+
+	in_srv "$EDGESHED" detach --iface "$SRV_IF"
+done
+echo "test_evasions: all checks passed"

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Sends SYNs the way an evasive client would, and tells whether the server
+answered with a SYN-ACK. Used by tests/netns/test_evasions.sh; root only.
+
+  raw_frames.py frag-syn SRC DST PORT --split N
+      An IPv4 SYN with 16 bytes of data, sent in two fragments: the first
+      carries N bytes of the TCP segment (a multiple of 8; 40 holds the whole
+      header with its options, 8 hides the flags in the second fragment).
+  raw_frames.py nonlinear-syn IFACE SRC_MAC DST_MAC SRC DST PORT --payload N
+      An IPv4 SYN with N bytes of data from a packet socket with a virtio-net
+      header, which keeps only the headers in the skb's linear part once the
+      frame is a page or more (packet_alloc_skb()): N >= 4,096, on a link
+      whose MTU allows it.
+
+Each prints one line, "synack" or "none", after waiting --wait-ms for the
+answer, and exits 0; the test judges the line.
+"""
+import argparse
+import random
+import select
+import socket
+import struct
+import sys
+import time
+
+IPPROTO_TCP = 6
+TCP_SYN = 0x02
+TCP_ACK = 0x10
+SOL_PACKET = 263
+PACKET_VNET_HDR = 15
+ETH_P_IP = 0x0800
+IPV4_MF = 0x2000
+# MSS 1460, SACK permitted, timestamps, NOP, window scale 7: 20 bytes.
+SYN_OPTIONS = (bytes([2, 4, 0x05, 0xB4, 4, 2, 8, 10]) + bytes(8) + bytes([1, 3, 3, 7]))
+SYN_DATA = b"edgeshed-evasion"  # 16 bytes: the second fragment is not empty
+
+
+def checksum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def tcp_syn(src: str, dst: str, sport: int, dport: int, payload: bytes) -> bytes:
+    doff_words = (20 + len(SYN_OPTIONS)) // 4
+    header = struct.pack("!HHIIBBHHH", sport, dport, random.getrandbits(32), 0,
+                         doff_words << 4, TCP_SYN, 64240, 0, 0) + SYN_OPTIONS
+    segment = header + payload
+    pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack(
+        "!BBH", 0, IPPROTO_TCP, len(segment))
+    csum = checksum(pseudo + segment)
+    return segment[:16] + struct.pack("!H", csum) + segment[18:]
+
+
+def ipv4_header(src: str, dst: str, ident: int, frag: int, payload_len: int) -> bytes:
+    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + payload_len, ident, frag, 64,
+                         IPPROTO_TCP, 0, socket.inet_aton(src), socket.inet_aton(dst))
+    return header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+
+
+def synack_listener() -> socket.socket:
+    # A raw TCP socket sees a copy of every TCP segment that arrives.
+    return socket.socket(socket.AF_INET, socket.SOCK_RAW, IPPROTO_TCP)
+
+
+def wait_synack(sock: socket.socket, server: str, port: int, sport: int, wait_ms: int) -> bool:
+    deadline = time.monotonic() + wait_ms / 1000
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([sock], [], [], left)
+        if not ready:
+            break
+        packet, (addr, _) = sock.recvfrom(65535)
+        ihl = (packet[0] & 0x0F) * 4
+        if addr != server or len(packet) < ihl + 14:
+            continue
+        src_port, dst_port = struct.unpack("!HH", packet[ihl:ihl + 4])
+        flags = packet[ihl + 13]
+        if (src_port, dst_port) == (port, sport) and flags & (TCP_SYN | TCP_ACK) == TCP_SYN | TCP_ACK:
+            return True
+    return False
+
+
+def frag_syn(args: argparse.Namespace) -> bool:
+    if args.split <= 0 or args.split % 8:
+        sys.exit("--split must be a positive multiple of 8")
+    sport = random.randint(20000, 60000)
+    segment = tcp_syn(args.src, args.dst, sport, args.port, SYN_DATA)
+    if args.split >= len(segment):
+        sys.exit(f"--split must be below the segment's {len(segment)} bytes")
+    ident = random.getrandbits(16) or 1
+    first = segment[:args.split]
+    second = segment[args.split:]
+    frames = [
+        ipv4_header(args.src, args.dst, ident, IPV4_MF, len(first)) + first,
+        ipv4_header(args.src, args.dst, ident, args.split // 8, len(second)) + second,
+    ]
+    listener = synack_listener()
+    with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW) as out:
+        for frame in frames:
+            out.sendto(frame, (args.dst, 0))
+    return wait_synack(listener, args.dst, args.port, sport, args.wait_ms)
+
+
+def nonlinear_syn(args: argparse.Namespace) -> bool:
+    sport = random.randint(20000, 60000)
+    segment = tcp_syn(args.src, args.dst, sport, args.port, bytes(args.payload))
+    packet = ipv4_header(args.src, args.dst, random.getrandbits(16), 0, len(segment)) + segment
+    src_mac = bytes.fromhex(args.src_mac.replace(":", ""))
+    dst_mac = bytes.fromhex(args.dst_mac.replace(":", ""))
+    frame = dst_mac + src_mac + struct.pack("!H", ETH_P_IP) + packet
+    headers_len = 14 + 20 + 20 + len(SYN_OPTIONS)
+    # struct virtio_net_hdr, little-endian: no checksum offload, no GSO, and
+    # hdr_len: the bytes packet_snd() puts in the linear part.
+    vnet = struct.pack("<BBHHHH", 0, 0, headers_len, 0, 0, 0)
+    listener = synack_listener()
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as out:
+        out.setsockopt(SOL_PACKET, PACKET_VNET_HDR, 1)
+        out.bind((args.iface, 0))
+        out.send(vnet + frame)
+    return wait_synack(listener, args.dst, args.port, sport, args.wait_ms)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--wait-ms", type=int, default=1000)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    frag = sub.add_parser("frag-syn")
+    frag.add_argument("src")
+    frag.add_argument("dst")
+    frag.add_argument("port", type=int)
+    frag.add_argument("--split", type=int, required=True)
+    big = sub.add_parser("nonlinear-syn")
+    big.add_argument("iface")
+    big.add_argument("src_mac")
+    big.add_argument("dst_mac")
+    big.add_argument("src")
+    big.add_argument("dst")
+    big.add_argument("port", type=int)
+    big.add_argument("--payload", type=int, default=5000)
+    args = parser.parse_args()
+    answered = frag_syn(args) if args.cmd == "frag-syn" else nonlinear_syn(args)
+    print("synack" if answered else "none")
+
+
+if __name__ == "__main__":
+    main()

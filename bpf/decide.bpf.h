@@ -193,6 +193,24 @@ static __always_inline int rst_may_answer(const struct edgeshed_pkt *pkt)
 	return ipv6_unicast(pkt->saddr) && ipv6_unicast(pkt->daddr);
 }
 
+/* A RST goes back only for a frame sent to this host: one for another MAC
+ * (promiscuous mode, a bridge, a flooding switch) would answer in another
+ * host's name. */
+static __always_inline int addressed_to_host(const struct edgeshed_pkt *pkt,
+					     const struct edgeshed_config *cfg)
+{
+	int i;
+
+	if (pkt->at_tc)
+		return pkt->tc_to_host;
+#pragma unroll
+	for (i = 0; i < EDGESHED_MAC_LEN; i++) {
+		if (pkt->dst_mac[i] != cfg->if_mac[i])
+			return 0;
+	}
+	return 1;
+}
+
 /* Takes one unit of a per-CPU budget of limit per second. */
 static __always_inline int budget_take(void *budget_map, __u32 limit, __u64 now)
 {
@@ -336,6 +354,11 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		return EDGESHED_VERDICT_DROP;
 	}
 	if (cfg->action != EDGESHED_ACTION_RST) {
+		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
+		return EDGESHED_VERDICT_DROP;
+	}
+	if (!addressed_to_host(pkt, cfg)) {
+		s->global[EDGESHED_GCTR_RST_NOT_TO_HOST]++;
 		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
 		return EDGESHED_VERDICT_DROP;
 	}

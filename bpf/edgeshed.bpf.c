@@ -86,22 +86,30 @@ SEC("tc")
 int edgeshed_tc(struct __sk_buff *skb)
 {
 	struct edgeshed_pkt pkt = {};
-	__u32 class_id = 0, want;
+	__u32 class_id = 0, want, skb_len, pkt_type;
 	void *data_end, *data;
 	int len, parsed;
 
+	/* Read once, here: clang would otherwise merge the two loads into one
+	 * at a computed offset, and the verifier refuses a moved ctx pointer. */
+	skb_len = skb->len;
+	pkt_type = skb->pkt_type;
+	barrier_var(skb_len);
+	barrier_var(pkt_type);
 	data_end = (void *)(long)skb->data_end;
 	data = (void *)(long)skb->data;
 	/* Lengths are the skb's, which may reach past the linear part. Only
 	 * headers that are not all in the linear part pay for a pull. */
-	parsed = edgeshed_parse(data, data_end, skb->len, &pkt);
-	want = skb->len < TC_PULL_LEN ? skb->len : TC_PULL_LEN;
+	parsed = edgeshed_parse(data, data_end, skb_len, &pkt);
+	want = skb_len < TC_PULL_LEN ? skb_len : TC_PULL_LEN;
 	if (parsed == EDGESHED_PARSE_UNPARSED && data + want > data_end) {
 		bpf_skb_pull_data(skb, want);
 		data_end = (void *)(long)skb->data_end;
 		data = (void *)(long)skb->data;
-		parsed = edgeshed_parse(data, data_end, skb->len, &pkt);
+		parsed = edgeshed_parse(data, data_end, skb_len, &pkt);
 	}
+	pkt.at_tc = 1;
+	pkt.tc_to_host = pkt_type == PACKET_HOST;
 
 	switch (edgeshed_verdict(parsed, &pkt, &class_id)) {
 	case EDGESHED_VERDICT_DROP:

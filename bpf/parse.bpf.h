@@ -7,12 +7,15 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include <edgeshed/abi.h>
+
 /* I/G bit of a MAC's first octet: set for multicast and broadcast. */
 #define ETH_GROUP_BIT 0x01
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define ETH_P_8021Q 0x8100
 #define ETH_P_8021AD 0x88A8
+#define PACKET_HOST 0 /* skb->pkt_type of a frame to this host's MAC */
 #define AF_INET 2
 #define AF_INET6 10
 
@@ -61,6 +64,9 @@ struct edgeshed_pkt {
 	__u8 tcp_flags;
 	__u8 src_mac_group; /* the sender's MAC is a group address */
 	__u8 first_fragment; /* the SYN is in an IP datagram's first fragment */
+	__u8 dst_mac[EDGESHED_MAC_LEN];
+	__u8 at_tc;	     /* TC decides by tc_to_host, XDP by dst_mac */
+	__u8 tc_to_host;     /* skb->pkt_type is PACKET_HOST */
 	__be32 saddr[4]; /* IPv4 uses [0] */
 	__be32 daddr[4];
 };
@@ -319,8 +325,10 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 		return EDGESHED_PARSE_OTHER;
 	}
 	/* Only a new connection may be answered: established packets skip it. */
-	if (ret == EDGESHED_PARSE_SYN)
+	if (ret == EDGESHED_PARSE_SYN) {
 		pkt->src_mac_group = eth->h_source[0] & ETH_GROUP_BIT;
+		__builtin_memcpy(pkt->dst_mac, eth->h_dest, sizeof(pkt->dst_mac));
+	}
 	return ret;
 }
 

@@ -17,7 +17,7 @@ constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {
     "rst_sent",        "rst_capped"};
 constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlobalCounters = {
     "unparsed",      "fragment", "unprotected",   "no_policy",   "rst_failed",   "events_lost",
-    "rst_not_unicast", "shed_fragment", "too_deep", "shed_too_deep", "bad_checksum"};
+    "rst_not_unicast", "rst_not_to_host", "shed_fragment", "too_deep", "shed_too_deep", "bad_checksum"};
 constexpr std::array<std::string_view, 4> kReasons = {"none", "cap", "fraction", "rate"};
 constexpr std::array<std::string_view, EDGESHED_NUM_EVENT_OUTCOMES> kOutcomes = {
     "drop", "rst", "rst_capped", "would_shed"};

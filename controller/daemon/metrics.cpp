@@ -39,6 +39,7 @@ constexpr std::pair<int, const char*> kPacketKinds[] = {
     {EDGESHED_GCTR_UNPROTECTED, "unprotected"}, {EDGESHED_GCTR_NO_POLICY, "no_policy"},
     {EDGESHED_GCTR_RST_FAILED, "rst_failed"},   {EDGESHED_GCTR_EVENTS_LOST, "events_lost"},
     {EDGESHED_GCTR_RST_NOT_UNICAST, "rst_not_unicast"},
+    {EDGESHED_GCTR_RST_NOT_TO_HOST, "rst_not_to_host"},
     {EDGESHED_GCTR_SHED_FRAGMENT, "shed_fragment"},
     {EDGESHED_GCTR_TOO_DEEP, "too_deep"},
     {EDGESHED_GCTR_SHED_TOO_DEEP, "shed_too_deep"},

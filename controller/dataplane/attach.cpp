@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
@@ -276,7 +277,8 @@ namespace {
 Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto ifindex = ifindex_of(opts.iface);
   if (!ifindex) return ifindex.error();
-  if (auto s = require_ethernet_framing(opts.iface); !s) return s.error();
+  auto mac = read_ethernet_address(opts.iface);
+  if (!mac) return mac.error();
   if (auto s = ensure_bpffs(); !s) return s.error();
   if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
   std::string dir = pin_dir_for(opts.iface);
@@ -313,6 +315,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
     return make_error("cannot identify this network namespace: " + errno_text(errno));
   }
   cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
+  std::copy(mac->begin(), mac->end(), cfg.if_mac);
   cfg.hook = EDGESHED_HOOK_NONE;  // set once the hook holds our program
   if (!adopted) {
     if (auto s = maps->write_config(cfg); !s) return s.error();

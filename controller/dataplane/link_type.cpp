@@ -13,7 +13,7 @@
 
 namespace edgeshed {
 
-Status require_ethernet_framing(const std::string& iface) {
+Result<MacAddress> read_ethernet_address(const std::string& iface) {
   if (iface.empty() || iface.size() >= IFNAMSIZ) {
     return make_error("interface name '" + iface + "' is not a valid name");
   }
@@ -26,10 +26,14 @@ Status require_ethernet_framing(const std::string& iface) {
     return make_error("cannot read the link type of " + iface + ": " + errno_text(errno));
   }
   const int type = request.ifr_hwaddr.sa_family;
-  if (type == ARPHRD_ETHER || type == ARPHRD_LOOPBACK) return {};
-  return make_error(iface + " has no Ethernet framing (link type " + std::to_string(type) +
-                    ", as on tun or WireGuard devices): edgeshed parses Ethernet frames and "
-                    "would protect nothing there");
+  if (type != ARPHRD_ETHER && type != ARPHRD_LOOPBACK) {
+    return make_error(iface + " has no Ethernet framing (link type " + std::to_string(type) +
+                      ", as on tun or WireGuard devices): edgeshed parses Ethernet frames and "
+                      "would protect nothing there");
+  }
+  MacAddress mac{};
+  std::memcpy(mac.data(), request.ifr_hwaddr.sa_data, mac.size());
+  return mac;
 }
 
 }  // namespace edgeshed

@@ -24,6 +24,8 @@
 
 #define EDGESHED_ABI_VERSION 5
 
+#define EDGESHED_MAC_LEN 6
+
 /* Priority classes; lower value = more important, shed last. */
 enum edgeshed_class {
 	EDGESHED_CLASS_CRITICAL = 0,
@@ -96,6 +98,9 @@ enum edgeshed_global_counter {
 	/* Shed SYN from or to a group, broadcast or unspecified address:
 	 * dropped, never answered (a RST would spoof or flood). */
 	EDGESHED_GCTR_RST_NOT_UNICAST,
+	/* Shed SYN not addressed to this host (XDP: another destination MAC;
+	 * TC: not PACKET_HOST): dropped, never answered. */
+	EDGESHED_GCTR_RST_NOT_TO_HOST,
 	/* Shed SYN in a first IP fragment: dropped, never answered, so the
 	 * datagram can never be reassembled into a connection. */
 	EDGESHED_GCTR_SHED_FRAGMENT,
@@ -137,8 +142,12 @@ struct edgeshed_config {
 	/* Inode of the attached interface's network namespace: the tracker
 	 * counts only that namespace's connections. 0: every namespace. */
 	__u32 netns_ino;
+	/* The attached interface's MAC: at XDP, a shed SYN to another
+	 * destination MAC is dropped, never answered with a RST. */
+	__u8 if_mac[EDGESHED_MAC_LEN];
+	__u16 _pad;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 56, "config ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 64, "config ABI");
 
 /* clsact qdisc was created by edgeshed, so detach removes it. */
 #define EDGESHED_CFG_F_OWNS_QDISC (1u << 0)

@@ -4,6 +4,8 @@
 #include <bpf/libbpf.h>
 #include <sched.h>
 
+#include <algorithm>
+
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {
@@ -82,6 +84,7 @@ void DataplaneFixture::reset_config() const {
   cfg.hook = EDGESHED_HOOK_XDP;
   cfg.rst_per_sec_per_cpu = 1000;
   cfg.heartbeat_timeout_ns = 0;
+  std::copy(kDefaultDstMac.begin(), kDefaultDstMac.end(), cfg.if_mac);
   set_config(cfg);
   policy_ = {};
   ASSERT_TRUE(maps_->publish(policy_, monotonic_ns(), 0));

@@ -2,6 +2,9 @@
 // parser and checksum routines.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "bpf/dataplane_fixture.h"
 
 namespace edgeshed::testing {
@@ -184,6 +187,34 @@ TEST_P(RstTest, NeverAnswersGroupOrUnspecifiedAddresses) {
   EXPECT_EQ(dp_.stats().global[EDGESHED_GCTR_RST_NOT_UNICAST], expected);
   // The same SYN from a unicast sender is answered.
   EXPECT_EQ(dp_.run(GetParam(), PacketBuilder::syn_v4().build()).verdict, Verdict::kTx);
+}
+
+// A RST answers only a frame sent to this host: XDP compares the destination
+// MAC with the interface's, TC reads the kernel's pkt_type. Anything else
+// (promiscuous mode, a bridge, a flooding switch) is shed by drop.
+TEST_P(RstTest, NeverAnswersAFrameToAnotherHost) {
+  const Mac other = {0x02, 0x00, 0x00, 0x00, 0x00, 0x99};
+  const Mac broadcast = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  for (const auto& [mac, name] : {std::pair{other, "another host's MAC"},
+                                  std::pair{broadcast, "broadcast MAC"}}) {
+    const auto before = dp_.stats();
+    const auto r = dp_.run(GetParam(), PacketBuilder::syn_v4().eth(kDefaultSrcMac, mac).build());
+    EXPECT_EQ(r.verdict, Verdict::kDrop) << name;
+    const auto after = dp_.stats();
+    EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_RST_NOT_TO_HOST), 1u) << name;
+    EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 1u)
+        << name;
+    EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_RST_SENT), 0u)
+        << name;
+  }
+  if (GetParam() != Entry::kXdp) return;
+  // At XDP the interface's own MAC is what counts, whatever it is.
+  auto cfg = dp_.config();
+  std::copy(other.begin(), other.end(), cfg.if_mac);
+  dp_.set_config(cfg);
+  EXPECT_EQ(dp_.run(GetParam(), PacketBuilder::syn_v4().eth(kDefaultSrcMac, other).build()).verdict,
+            Verdict::kTx);
+  EXPECT_EQ(dp_.run(GetParam(), PacketBuilder::syn_v4().build()).verdict, Verdict::kDrop);
 }
 
 INSTANTIATE_TEST_SUITE_P(Entries, RstTest, ::testing::Values(Entry::kXdp, Entry::kTc), entry_name);

@@ -27,9 +27,13 @@ inline constexpr uint8_t kPsh = 0x08;
 inline constexpr uint8_t kAck = 0x10;
 inline constexpr uint8_t kUrg = 0x20;
 
-// Locally administered, so they never collide with a real NIC in netns tests.
+// The source is locally administered, so it never collides with a real NIC.
+// The destination is the address of loopback, the device of the kernel's
+// test runs: TC's run marks a frame to it PACKET_HOST, to any other
+// unicast MAC PACKET_OTHERHOST, so only this one may be answered with a
+// RST (the data plane's fixture gives XDP the same address as its own).
 inline constexpr Mac kDefaultSrcMac = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
-inline constexpr Mac kDefaultDstMac = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
+inline constexpr Mac kDefaultDstMac = {0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
 
 struct TcpSpec {
   uint16_t sport = 40000;

@@ -10,7 +10,10 @@
 #  - a SYN with 5,000 bytes of data whose skb holds only the headers in its
 #    linear part (a packet socket with a virtio-net header, on a link with a
 #    9,000-byte MTU): at TC, its IP length reaches past the linear data, and
-#    it must still be decided.
+#    it must still be decided;
+#  - a SYN to another host's MAC, which a veth (like a bridge or a NIC in
+#    promiscuous mode) hands up all the same: never answered with a RST in
+#    that host's name (`rst_not_to_host`).
 source "$(dirname "$0")/lib.sh"
 
 PORT=8080
@@ -24,7 +27,9 @@ srv_mac=$(in_srv ip -o link show "$SRV_IF" | mac_of)
 cli_mac=$(in_cli ip -o link show "$CLI_IF" | mac_of)
 
 frag_syn() { in_cli $RAW frag-syn "$CLI_V4" "$SRV_V4" $PORT --split "$1"; }
-nonlinear_syn() { in_cli $RAW nonlinear-syn "$CLI_IF" "$cli_mac" "$srv_mac" "$CLI_V4" "$SRV_V4" $PORT --payload 5000; }
+eth_syn() { in_cli $RAW ethernet-syn "$CLI_IF" "$cli_mac" "$@" "$CLI_V4" "$SRV_V4" $PORT; }
+nonlinear_syn() { eth_syn "$srv_mac" --payload 5000; }
+other_host=02:00:00:00:00:99
 counter() { "$EDGESHED" status --iface "$SRV_IF" --json | jq "$1"; }
 
 # Without edgeshed the kernel makes a connection of each, so a "none" below
@@ -48,11 +53,16 @@ for hook in xdp-generic tc; do
 	[ "$(counter .counters.shed_too_deep)" = 1 ] || fail "$hook: shed_too_deep $(counter .counters)"
 	pass "$hook: tiny-fragment SYN dropped (shed_too_deep $(counter .counters.shed_too_deep))"
 
-	[ "$(nonlinear_syn)" = none ] || fail "$hook: a non-linear SYN connected"
+	[ "$(nonlinear_syn)" = rst ] || fail "$hook: a non-linear SYN was not refused by a RST"
 	[ "$(counter .classes.normal.counters.shed_fraction)" = 2 ] ||
 		fail "$hook: the non-linear SYN was not decided: $(counter .)"
 	[ "$(counter .counters.unparsed)" = 0 ] || fail "$hook: unparsed $(counter .counters.unparsed)"
 	pass "$hook: non-linear SYN decided and refused (shed_fraction 2, unparsed 0)"
+
+	[ "$(eth_syn "$srv_mac")" = rst ] || fail "$hook: a SYN to our MAC was not refused by a RST"
+	[ "$(eth_syn $other_host)" = none ] || fail "$hook: a SYN to another host's MAC was answered"
+	[ "$(counter .counters.rst_not_to_host)" = 1 ] || fail "$hook: rst_not_to_host $(counter .counters)"
+	pass "$hook: a SYN to another host's MAC is dropped, not answered (rst_not_to_host 1)"
 
 	in_srv "$EDGESHED" detach --iface "$SRV_IF"
 done

@@ -6,14 +6,14 @@ answered with a SYN-ACK. Used by tests/netns/test_evasions.sh; root only.
       An IPv4 SYN with 16 bytes of data, sent in two fragments: the first
       carries N bytes of the TCP segment (a multiple of 8; 40 holds the whole
       header with its options, 8 hides the flags in the second fragment).
-  raw_frames.py nonlinear-syn IFACE SRC_MAC DST_MAC SRC DST PORT --payload N
-      An IPv4 SYN with N bytes of data from a packet socket with a virtio-net
-      header, which keeps only the headers in the skb's linear part once the
-      frame is a page or more (packet_alloc_skb()): N >= 4,096, on a link
-      whose MTU allows it.
+  raw_frames.py ethernet-syn IFACE SRC_MAC DST_MAC SRC DST PORT --payload N
+      An IPv4 SYN with N bytes of data in an Ethernet frame of its own, from
+      a packet socket with a virtio-net header, which keeps only the headers
+      in the skb's linear part once the frame is a page or more
+      (packet_alloc_skb()): N >= 4,096, on a link whose MTU allows it.
 
-Each prints one line, "synack" or "none", after waiting --wait-ms for the
-answer, and exits 0; the test judges the line.
+Each prints one line, the server's answer: "synack", "rst", or "none"
+after waiting --wait-ms; and exits 0: the test judges the line.
 """
 import argparse
 import random
@@ -25,6 +25,7 @@ import time
 
 IPPROTO_TCP = 6
 TCP_SYN = 0x02
+TCP_RST = 0x04
 TCP_ACK = 0x10
 SOL_PACKET = 263
 PACKET_VNET_HDR = 15
@@ -61,12 +62,12 @@ def ipv4_header(src: str, dst: str, ident: int, frag: int, payload_len: int) -> 
     return header[:10] + struct.pack("!H", checksum(header)) + header[12:]
 
 
-def synack_listener() -> socket.socket:
+def reply_listener() -> socket.socket:
     # A raw TCP socket sees a copy of every TCP segment that arrives.
     return socket.socket(socket.AF_INET, socket.SOCK_RAW, IPPROTO_TCP)
 
 
-def wait_synack(sock: socket.socket, server: str, port: int, sport: int, wait_ms: int) -> bool:
+def wait_reply(sock: socket.socket, server: str, port: int, sport: int, wait_ms: int) -> str:
     deadline = time.monotonic() + wait_ms / 1000
     while (left := deadline - time.monotonic()) > 0:
         ready, _, _ = select.select([sock], [], [], left)
@@ -78,12 +79,16 @@ def wait_synack(sock: socket.socket, server: str, port: int, sport: int, wait_ms
             continue
         src_port, dst_port = struct.unpack("!HH", packet[ihl:ihl + 4])
         flags = packet[ihl + 13]
-        if (src_port, dst_port) == (port, sport) and flags & (TCP_SYN | TCP_ACK) == TCP_SYN | TCP_ACK:
-            return True
-    return False
+        if (src_port, dst_port) != (port, sport):
+            continue
+        if flags & TCP_RST:
+            return "rst"
+        if flags & (TCP_SYN | TCP_ACK) == TCP_SYN | TCP_ACK:
+            return "synack"
+    return "none"
 
 
-def frag_syn(args: argparse.Namespace) -> bool:
+def frag_syn(args: argparse.Namespace) -> str:
     if args.split <= 0 or args.split % 8:
         sys.exit("--split must be a positive multiple of 8")
     sport = random.randint(20000, 60000)
@@ -97,14 +102,14 @@ def frag_syn(args: argparse.Namespace) -> bool:
         ipv4_header(args.src, args.dst, ident, IPV4_MF, len(first)) + first,
         ipv4_header(args.src, args.dst, ident, args.split // 8, len(second)) + second,
     ]
-    listener = synack_listener()
+    listener = reply_listener()
     with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW) as out:
         for frame in frames:
             out.sendto(frame, (args.dst, 0))
-    return wait_synack(listener, args.dst, args.port, sport, args.wait_ms)
+    return wait_reply(listener, args.dst, args.port, sport, args.wait_ms)
 
 
-def nonlinear_syn(args: argparse.Namespace) -> bool:
+def ethernet_syn(args: argparse.Namespace) -> str:
     sport = random.randint(20000, 60000)
     segment = tcp_syn(args.src, args.dst, sport, args.port, bytes(args.payload))
     packet = ipv4_header(args.src, args.dst, random.getrandbits(16), 0, len(segment)) + segment
@@ -115,12 +120,12 @@ def nonlinear_syn(args: argparse.Namespace) -> bool:
     # struct virtio_net_hdr, little-endian: no checksum offload, no GSO, and
     # hdr_len: the bytes packet_snd() puts in the linear part.
     vnet = struct.pack("<BBHHHH", 0, 0, headers_len, 0, 0, 0)
-    listener = synack_listener()
+    listener = reply_listener()
     with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as out:
         out.setsockopt(SOL_PACKET, PACKET_VNET_HDR, 1)
         out.bind((args.iface, 0))
         out.send(vnet + frame)
-    return wait_synack(listener, args.dst, args.port, sport, args.wait_ms)
+    return wait_reply(listener, args.dst, args.port, sport, args.wait_ms)
 
 
 def main() -> None:
@@ -133,17 +138,16 @@ def main() -> None:
     frag.add_argument("dst")
     frag.add_argument("port", type=int)
     frag.add_argument("--split", type=int, required=True)
-    big = sub.add_parser("nonlinear-syn")
+    big = sub.add_parser("ethernet-syn")
     big.add_argument("iface")
     big.add_argument("src_mac")
     big.add_argument("dst_mac")
     big.add_argument("src")
     big.add_argument("dst")
     big.add_argument("port", type=int)
-    big.add_argument("--payload", type=int, default=5000)
+    big.add_argument("--payload", type=int, default=0)
     args = parser.parse_args()
-    answered = frag_syn(args) if args.cmd == "frag-syn" else nonlinear_syn(args)
-    print("synack" if answered else "none")
+    print(frag_syn(args) if args.cmd == "frag-syn" else ethernet_syn(args))
 
 
 if __name__ == "__main__":

@@ -9,20 +9,21 @@
 namespace edgeshed {
 namespace {
 
-TEST(LinkType, LoopbackCarriesEthernetHeaders) {
-  const Status s = require_ethernet_framing("lo");
-  EXPECT_TRUE(s) << s.error().message;
+TEST(LinkType, LoopbackCarriesEthernetHeadersToTheZeroAddress) {
+  const auto mac = read_ethernet_address("lo");
+  ASSERT_TRUE(mac) << mac.error().message;
+  EXPECT_EQ(*mac, MacAddress{});
 }
 
 TEST(LinkType, AMissingInterfaceIsAnErrorThatNamesIt) {
-  const Status s = require_ethernet_framing("no-such-if0");
+  const auto s = read_ethernet_address("no-such-if0");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("cannot read the link type of no-such-if0"), std::string::npos)
       << s.error().message;
 }
 
 TEST(LinkType, ANameTooLongForTheKernelIsRefusedBeforeAnyCall) {
-  const Status s = require_ethernet_framing(std::string(16, 'x'));
+  const auto s = read_ethernet_address(std::string(16, 'x'));
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("is not a valid name"), std::string::npos) << s.error().message;
 }

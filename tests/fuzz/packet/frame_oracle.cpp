@@ -205,6 +205,7 @@ FrameVerdict classify_frame(std::span<const uint8_t> frame) {
   v.l3_offset = off + 2;
   v.vlan_tags = tags;
   v.src_mac_group = (frame[kMacLen] & 0x01) != 0;
+  f.copy(0, kMacLen, v.dst_mac.data());
   const Cursor l3 = f.sub(v.l3_offset, f.size() - v.l3_offset);
   if (type == 0x0800) return classify_ipv4(l3, std::move(v));
   if (type == 0x86dd) return classify_ipv6(l3, std::move(v));

@@ -70,6 +70,7 @@ struct FrameVerdict {
   uint8_t tcp_flags = 0;
   uint32_t payload_len = 0;    // TCP payload within the IP length
   bool src_mac_group = false;  // the sender's MAC has the I/G bit set
+  std::array<uint8_t, 6> dst_mac{};  // a RST answers only a frame to our own
   bool first_fragment = false;  // MF set, offset 0: never answered with a RST
 };
 

@@ -71,7 +71,7 @@ std::string counter_name(size_t i) {
                                          "rst_sent",        "rst_capped"};
   static constexpr const char* kGlobal[] = {
       "unparsed",        "fragment",      "unprotected", "no_policy",     "rst_failed",
-      "events_lost",     "rst_not_unicast", "shed_fragment", "too_deep", "shed_too_deep",
+      "events_lost",     "rst_not_unicast", "rst_not_to_host", "shed_fragment", "too_deep", "shed_too_deep",
       "bad_checksum"};
   // A counter added to abi.h must be named here before this builds.
   static_assert(std::size(kCtr) == kClassCounters);
@@ -352,7 +352,11 @@ class PacketFuzz {
       return x;
     }
     if (phase_.action == EDGESHED_ACTION_RST) {
-      if (!rst_may_answer(v)) {
+      // The fixture's own MAC, at XDP; at TC, the test run's loopback
+      // marks only a frame to it PACKET_HOST.
+      if (v.dst_mac != kDefaultDstMac) {
+        x.delta[global_index(EDGESHED_GCTR_RST_NOT_TO_HOST)] = 1;
+      } else if (!rst_may_answer(v)) {
         x.delta[global_index(EDGESHED_GCTR_RST_NOT_UNICAST)] = 1;
       } else if (phase_.rst_budget > 0) {
         x.delta[cls_index(c, EDGESHED_CTR_RST_SENT)] = 1;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "accept_queue.skel.h"
+#include "common/fd.h"
 #include "dataplane/errno_message.h"
-#include "dataplane/fd.h"
 #include "dataplane/listen_queues.h"
 #include "edgeshed/abi.h"
 

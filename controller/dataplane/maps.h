@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "config/ip_prefix.h"
-#include "dataplane/fd.h"
 #include "edgeshed/abi.h"
 #include "signals/latency_window.h"
 

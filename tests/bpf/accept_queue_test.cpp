@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
-#include "dataplane/fd.h"
+#include "common/fd.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
+#include "common/fd.h"
 #include "common/loopback.h"
-#include "dataplane/fd.h"
 #include "edgeshed.skel.h"
 #include "signals/latency_window.h"
 

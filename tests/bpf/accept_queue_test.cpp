@@ -16,6 +16,7 @@
 #include "bpf/dataplane_fixture.h"
 #include "common/fd.h"
 #include "edgeshed.skel.h"
+#include "signals/accept_queue_signal.h"
 
 namespace edgeshed::testing {
 namespace {

@@ -22,7 +22,7 @@
 #include "common/fd.h"
 #include "common/loopback.h"
 #include "edgeshed.skel.h"
-#include "signals/latency_window.h"
+#include "signals/parse/latency_window.h"
 
 namespace edgeshed::testing {
 namespace {

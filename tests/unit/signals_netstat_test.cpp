@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "config/config.h"
-#include "signals/netstat.h"
 #include "signals/netstat_signal.h"
+#include "signals/parse/netstat.h"
 
 namespace edgeshed::signals {
 namespace {

@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "config/config.h"
-#include "signals/histogram.h"
 #include "signals/http_client.h"
+#include "signals/parse/histogram.h"
+#include "signals/parse/prometheus_text.h"
 #include "signals/prometheus_signal.h"
-#include "signals/prometheus_text.h"
 #include "signals/signal_set.h"
 #include "signals_test_server.h"
 

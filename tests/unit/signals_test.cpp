@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "signals/file_signal.h"
+#include "signals/parse/psi.h"
 #include "signals/psi_signal.h"
 #include "signals/signal_set.h"
 

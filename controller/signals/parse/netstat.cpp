@@ -1,4 +1,4 @@
-#include "signals/netstat.h"
+#include "signals/parse/netstat.h"
 
 #include <algorithm>
 #include <charconv>

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/edit_distance.h"
 #include "config/duration.h"
 
 namespace edgeshed::config {
@@ -73,21 +74,6 @@ std::string describe_value(const toml::node& node) {
 }
 
 namespace {
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // Empty for the whole real line, where only "is a finite number" is asked.
 std::string range_text(double min, double max, Bounds bounds) {

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fd.h"
 #include "common/result.h"
-#include "dataplane/fd.h"
 
 namespace edgeshed::daemon {
 

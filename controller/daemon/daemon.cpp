@@ -16,12 +16,12 @@
 #include <random>
 #include <sstream>
 
+#include "common/fd.h"
 #include "daemon/policy_writer.h"
 #include "daemon/priority.h"
 #include "daemon/start_history.h"
 #include "daemon/state_file.h"
 #include "dataplane/attach.h"
-#include "dataplane/fd.h"
 
 namespace edgeshed::daemon {
 namespace {

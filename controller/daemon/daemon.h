@@ -20,9 +20,9 @@
 #include "daemon/metrics_server.h"
 #include "daemon/runtime_changes.h"
 #include "daemon/service_notify.h"
+#include "daemon/steady_clock.h"
 #include "dataplane/accept_queue.h"
 #include "dataplane/maps.h"
-#include "law/clock.h"
 #include "law/control_law.h"
 #include "signals/signal_set.h"
 
@@ -90,7 +90,7 @@ class Daemon {
   uint64_t reloads_ok_ = 0;
   uint64_t reloads_failed_ = 0;
   std::optional<law::Level> level_file_written_;
-  law::SteadyClock clock_;
+  SteadyClock clock_;
   std::unique_ptr<law::ControlLaw> law_;
   std::optional<signals::SignalSet> signals_;
   std::vector<Interface> interfaces_;

@@ -11,7 +11,7 @@
 
 #include "common/result.h"
 #include "signals/kernel_latency_signal.h"
-#include "signals/latency_window.h"
+#include "signals/parse/latency_window.h"
 
 namespace edgeshed::daemon {
 

@@ -1,6 +1,6 @@
 #include "daemon/metrics.h"
 
-#include "signals/prometheus_text.h"
+#include "signals/parse/prometheus_text.h"
 
 #include <cmath>
 #include <limits>

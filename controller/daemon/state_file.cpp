@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dataplane/fd.h"
+#include "common/fd.h"
 
 namespace edgeshed::daemon {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "accept_queue.skel.h"
+#include "common/fd.h"
 #include "dataplane/errno_message.h"
-#include "dataplane/fd.h"
 #include "dataplane/listen_queues.h"
 #include "edgeshed/abi.h"
 
@@ -56,11 +56,11 @@ Result<AcceptQueueReader> AcceptQueueReader::open_pinned(const std::string& pin_
   return open(ports.get(), sk_state.get());
 }
 
-Result<signals::QueueSnapshot> AcceptQueueReader::read() const {
+Result<QueueSnapshot> AcceptQueueReader::read() const {
   if (!use_diag_) return walk();
   auto listeners = read_listen_queues();
   if (!listeners) return listeners.error();
-  signals::QueueSnapshot snapshot;
+  QueueSnapshot snapshot;
   bool waiting = false;
   for (const auto& l : *listeners) {
     __u32 key = l.port;
@@ -75,11 +75,11 @@ Result<signals::QueueSnapshot> AcceptQueueReader::read() const {
   return waiting ? walk() : snapshot;
 }
 
-Result<signals::QueueSnapshot> AcceptQueueReader::walk() const {
+Result<QueueSnapshot> AcceptQueueReader::walk() const {
   ++walks_;
   Fd iter(bpf_iter_create(bpf_link__fd(link_.get())));
   if (!iter.valid()) return make_error("cannot start the accept-queue walk: " + errno_text(errno));
-  signals::QueueSnapshot snapshot;
+  QueueSnapshot snapshot;
   std::vector<edgeshed_aq_record> buf(256);
   size_t carry = 0;  // bytes of a record split across reads
   for (;;) {

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "common/queue_snapshot.h"
 #include "common/result.h"
-#include "signals/accept_queue_signal.h"
 
 struct accept_queue_bpf;
 struct bpf_link;
@@ -24,13 +24,13 @@ class AcceptQueueReader {
   // holds connections, a walk over the namespace's TCP sockets for their
   // sojourn. The walk visits every bucket of the established hash, which
   // costs most of the daemon's tick on an idle host (make bench-controller).
-  Result<signals::QueueSnapshot> read() const;
+  Result<QueueSnapshot> read() const;
 
   // How many reads needed the walk.
   uint64_t walks() const { return walks_; }
 
  private:
-  Result<signals::QueueSnapshot> walk() const;
+  Result<QueueSnapshot> walk() const;
 
   struct SkeletonDeleter {
     void operator()(accept_queue_bpf* s) const;

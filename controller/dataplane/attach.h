@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
-#include "dataplane/fd.h"
 #include "dataplane/maps.h"
 
 namespace edgeshed {

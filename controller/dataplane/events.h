@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "common/fd.h"
 #include "common/result.h"
-#include "dataplane/fd.h"
 #include "edgeshed/abi.h"
 
 struct ring_buffer;

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/fd.h"
 #include "dataplane/errno_message.h"
-#include "dataplane/fd.h"
 
 namespace edgeshed {
 

@@ -10,8 +10,8 @@
 #include <array>
 #include <cerrno>
 
+#include "common/fd.h"
 #include "dataplane/errno_message.h"
-#include "dataplane/fd.h"
 
 namespace edgeshed {
 namespace {

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "config/ip_prefix.h"
-#include "dataplane/fd.h"
 #include "edgeshed/abi.h"
-#include "signals/latency_window.h"
+#include "signals/parse/latency_window.h"
 
 namespace edgeshed {
 

@@ -1,5 +1,7 @@
 // Monotonic time for the control law, behind an interface so that tests drive
-// dwell times and override expiry without sleeping.
+// dwell times and override expiry without sleeping. Reading the real clock is
+// I/O, so it is outside law/: daemon/steady_clock.h; the tests' clock is
+// tests/common/fake_clock.h.
 #pragma once
 
 #include <chrono>
@@ -11,24 +13,6 @@ class Clock {
   virtual ~Clock() = default;
   // Monotonic: never goes back, unaffected by wall-clock changes.
   virtual std::chrono::nanoseconds now() const = 0;
-};
-
-// CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads, so heartbeats written
-// from it compare directly with the data plane's timestamps.
-class SteadyClock final : public Clock {
- public:
-  std::chrono::nanoseconds now() const override;
-};
-
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(std::chrono::nanoseconds start = std::chrono::seconds(1000)) : now_(start) {}
-
-  std::chrono::nanoseconds now() const override { return now_; }
-  void advance(std::chrono::nanoseconds by) { now_ += by; }
-
- private:
-  std::chrono::nanoseconds now_;
 };
 
 }  // namespace edgeshed::law

@@ -6,21 +6,16 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 
+#include "common/queue_snapshot.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
 
-struct PortQueue {
-  uint32_t depth = 0;      // connections in the listeners' accept queues
-  uint32_t max_depth = 0;  // sum of the listeners' backlog limits
-  uint32_t waiting = 0;    // of those, the ones the tracker timestamped
-  uint64_t oldest_ns = 0;  // age of the oldest waiting connection
-};
-
-using QueueSnapshot = std::map<uint16_t, PortQueue>;
+// Also spelt signals::PortQueue and signals::QueueSnapshot.
+using edgeshed::PortQueue;
+using edgeshed::QueueSnapshot;
 
 class AcceptQueueSignal final : public SignalSource {
  public:

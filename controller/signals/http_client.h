@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/fd.h"
 #include "common/result.h"
-#include "dataplane/fd.h"
 #include "signals/net_io.h"
 
 namespace edgeshed::signals {

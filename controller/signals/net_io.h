@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
-#include "dataplane/fd.h"
 
 namespace edgeshed::signals {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "signals/netstat.h"
+#include "signals/parse/netstat.h"
 #include "signals/signal_params.h"
 
 namespace edgeshed::signals {

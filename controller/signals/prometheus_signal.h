@@ -35,10 +35,10 @@
 
 #include "common/result.h"
 #include "config/config.h"
-#include "signals/histogram.h"
 #include "signals/http_client.h"
+#include "signals/parse/histogram.h"
+#include "signals/parse/prometheus_text.h"
 #include "signals/periodic_worker.h"
-#include "signals/prometheus_text.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {

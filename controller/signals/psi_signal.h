@@ -5,27 +5,15 @@
 // avg10 needs seconds.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
+#include "signals/parse/psi.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
-
-struct PsiLine {
-  double avg10 = 0, avg60 = 0, avg300 = 0;
-  uint64_t total_us = 0;
-};
-
-struct PsiStats {
-  PsiLine some;
-  std::optional<PsiLine> full;  // absent for cpu on older kernels
-};
-
-// Parses the two-line PSI format; rejects anything else with the reason.
-Result<PsiStats> parse_psi(std::string_view text);
 
 class PsiSignal final : public SignalSource {
  public:

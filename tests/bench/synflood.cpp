@@ -45,8 +45,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/packet.h"
-#include "dataplane/fd.h"
 #include "synflood_xdp.skel.h"
 
 namespace {

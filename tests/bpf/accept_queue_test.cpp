@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
-#include "dataplane/fd.h"
+#include "common/fd.h"
 #include "edgeshed.skel.h"
+#include "signals/accept_queue_signal.h"
 
 namespace edgeshed::testing {
 namespace {

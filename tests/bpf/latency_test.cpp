@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
+#include "common/fd.h"
 #include "common/loopback.h"
-#include "dataplane/fd.h"
 #include "edgeshed.skel.h"
-#include "signals/latency_window.h"
+#include "signals/parse/latency_window.h"
 
 namespace edgeshed::testing {
 namespace {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
+#include "common/fd.h"
 #include "common/loopback.h"
-#include "dataplane/fd.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {

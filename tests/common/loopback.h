@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "dataplane/fd.h"
+#include "common/fd.h"
 
 namespace edgeshed::testing {
 

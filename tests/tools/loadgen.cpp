@@ -11,7 +11,7 @@
 // answered the SYN), reset (ECONNRESET or EPIPE after the connection was
 // established), timeout (no answer within --timeout-ms), error (anything
 // else, with its reason in the JSON).
-#include "dataplane/fd.h"
+#include "common/fd.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -8,7 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "http_text.h"
+
 namespace edgeshed::loadgen {
+
+using tools::iequals;
 
 inline std::string make_request(std::string_view path, std::string_view host, bool keep_alive) {
   std::string r;
@@ -16,17 +20,6 @@ inline std::string make_request(std::string_view path, std::string_view host, bo
   r.append("GET ").append(path).append(" HTTP/1.1\r\nHost: ").append(host);
   r.append(keep_alive ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
   return r;
-}
-
-inline bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
 }
 
 inline bool icontains(std::string_view haystack, std::string_view needle) {

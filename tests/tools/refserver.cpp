@@ -12,7 +12,7 @@
 // Threads: one dispatcher (accepts, and watches idle keep-alive connections),
 // --workers workers, one for /stream connections (which hold no slot) and one
 // for /metrics, which therefore answers even when every worker is stuck.
-#include "dataplane/fd.h"
+#include "common/fd.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -9,18 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "http_text.h"
+
 namespace edgeshed::refserver {
 
-inline bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
+using tools::iequals;
 
 // Whether the comma-separated header value holds `token`, ignoring case.
 inline bool has_token(std::string_view value, std::string_view token) {

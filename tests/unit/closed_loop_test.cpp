@@ -26,12 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "law/clock.h"
+#include "common/fake_clock.h"
 #include "law/control_law.h"
 
 namespace edgeshed::law {
 namespace {
 
+using edgeshed::testing::FakeClock;
 using std::chrono::milliseconds;
 
 constexpr int kSlots = 10;

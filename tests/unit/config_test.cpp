@@ -880,7 +880,9 @@ TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
   }
   const std::regex param_list(R"re(ParamReader \w+\(cfg, "[a-z_]+",\s*\{([^}]*)\})re");
   const std::regex quoted(R"re("([a-z_]+)")re");
-  for (const auto& e : std::filesystem::directory_iterator(root / "controller" / "signals")) {
+  const auto signals_dir = root / "controller" / "signals";
+  for (const auto& e : std::filesystem::recursive_directory_iterator(signals_dir)) {
+    if (!e.is_regular_file()) continue;  // signals/parse/
     const std::string src = read(e.path());
     for (auto it = std::sregex_iterator(src.begin(), src.end(), param_list);
          it != std::sregex_iterator(); ++it) {

@@ -5,12 +5,14 @@
 #include <optional>
 #include <vector>
 
-#include "law/clock.h"
+#include "common/fake_clock.h"
+#include "daemon/steady_clock.h"
 #include "law/control_law.h"
 
 namespace edgeshed::law {
 namespace {
 
+using edgeshed::testing::FakeClock;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
@@ -355,7 +357,7 @@ TEST_F(ControlLawTest, ReconfigureKeepsLevelPinsAndLimitState) {
 }
 
 TEST(SteadyClockTest, IsMonotonic) {
-  SteadyClock clock;
+  daemon::SteadyClock clock;
   const nanoseconds first = clock.now();
   EXPECT_GT(first.count(), 0);
   // cppcheck-suppress knownConditionTrueFalse ; two readings of a real clock, not one value

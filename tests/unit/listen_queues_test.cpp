@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/loopback.h"
-#include "dataplane/fd.h"
 
 namespace edgeshed {
 namespace {

@@ -1,7 +1,7 @@
 // The Prometheus exposition: every family has HELP and TYPE once, before
 // its samples; names and labels follow the conventions; values are exact.
 #include "daemon/metrics.h"
-#include "signals/prometheus_text.h"
+#include "signals/parse/prometheus_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,22 +1,22 @@
 // The netstat signal: /proc/net/netstat parsing on real-looking text and its
 // malformed variants, and the per-second rate of one TcpExt counter.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/temp_file.h"
 #include "config/config.h"
-#include "signals/netstat.h"
 #include "signals/netstat_signal.h"
+#include "signals/parse/netstat.h"
 
 namespace edgeshed::signals {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing::TempFile;
 
 std::string fixture(const std::string& name) {
   auto path = std::filesystem::path(__FILE__).parent_path() / "fixtures" / name;
@@ -25,22 +25,6 @@ std::string fixture(const std::string& name) {
   text << in.rdbuf();
   return text.str();
 }
-
-class TempFile {
- public:
-  TempFile() {
-    char name[] = "/tmp/edgeshed-netstat-XXXXXX";
-    int fd = mkstemp(name);
-    close(fd);
-    path_ = name;
-  }
-  ~TempFile() { (void)std::remove(path_.c_str()); }
-  void write(const std::string& text) const { std::ofstream(path_) << text; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string tcp_ext(uint64_t overflows, uint64_t drops) {
   return "TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPReqQFullDrop\n"

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
+#include "common/wait_until.h"
 #include "config/config.h"
 #include "signals/probe_signal.h"
 #include "signals/signal_set.h"
@@ -17,18 +17,9 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using testing::TestHttpServer;
+using testing::wait_until;
 
 nanoseconds mono_now() { return std::chrono::steady_clock::now().time_since_epoch(); }
-
-template <class F>
-bool wait_until(F done, milliseconds timeout = milliseconds(3000)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return true;
-}
 
 config::SignalConfig probe_config(const std::string& keys, const std::string& stale_after = "5s") {
   auto cfg = config::parse_config(

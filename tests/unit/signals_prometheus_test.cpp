@@ -9,11 +9,12 @@
 #include <sstream>
 #include <thread>
 
+#include "common/wait_until.h"
 #include "config/config.h"
-#include "signals/histogram.h"
 #include "signals/http_client.h"
+#include "signals/parse/histogram.h"
+#include "signals/parse/prometheus_text.h"
 #include "signals/prometheus_signal.h"
-#include "signals/prometheus_text.h"
 #include "signals/signal_set.h"
 #include "signals_test_server.h"
 
@@ -23,6 +24,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using testing::TestHttpServer;
+using testing::wait_until;
 
 std::string fixture(const std::string& name) {
   auto path = std::filesystem::path(__FILE__).parent_path() / "fixtures" / name;
@@ -33,18 +35,6 @@ std::string fixture(const std::string& name) {
 }
 
 nanoseconds mono_now() { return std::chrono::steady_clock::now().time_since_epoch(); }
-
-// Polls until `done` or the timeout; the tests' only way of waiting for a
-// worker thread.
-template <class F>
-bool wait_until(F done, milliseconds timeout = milliseconds(3000)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return true;
-}
 
 config::SignalConfig signal_config(const std::string& keys) {
   auto cfg = config::parse_config("[[signal]]\nname = \"s\"\ntarget = 1.0\n" + keys, "t.toml");

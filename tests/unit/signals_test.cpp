@@ -1,14 +1,14 @@
 // Signal sources without a kernel: PSI parsing and math, file signals, and
 // staleness in the signal set.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "common/temp_file.h"
 #include "config/config.h"
 #include "signals/file_signal.h"
+#include "signals/parse/psi.h"
 #include "signals/psi_signal.h"
 #include "signals/signal_set.h"
 
@@ -18,6 +18,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
+using testing::TempFile;
 
 TEST(PsiParse, SomeAndFull) {
   auto s = parse_psi(
@@ -65,22 +66,6 @@ TEST(PsiMath, StallPercentOverTheTick) {
   EXPECT_DOUBLE_EQ(PsiSignal::stall_percent(5, 10, milliseconds(100)), 0.0);  // counter reset
   EXPECT_DOUBLE_EQ(PsiSignal::stall_percent(5, 0, nanoseconds(0)), 0.0);
 }
-
-class TempFile {
- public:
-  TempFile() {
-    char name[] = "/tmp/edgeshed-test-XXXXXX";
-    int fd = mkstemp(name);
-    close(fd);
-    path_ = name;
-  }
-  ~TempFile() { (void)std::remove(path_.c_str()); }
-  void write(const std::string& text) const { std::ofstream(path_) << text; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 TEST(PsiSignalSource, FirstSampleIsAvg10ThenTheTickShare) {
   TempFile f;

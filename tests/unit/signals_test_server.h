@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "dataplane/fd.h"
+#include "common/fd.h"
 
 namespace edgeshed::testing {
 

@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "signals/histogram.h"
-#include "signals/prometheus_text.h"
+#include "signals/parse/histogram.h"
+#include "signals/parse/prometheus_text.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
+#include "signals/parse/psi.h"
 #include "signals/psi_signal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

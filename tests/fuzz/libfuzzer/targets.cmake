@@ -10,8 +10,9 @@ set(EDGESHED_FUZZ_TARGETS config prometheus_text psi netstat cli_args)
 set(EDGESHED_FUZZ_CORE_SOURCES
     controller/config/config.cpp controller/config/duration.cpp
     controller/config/ip_prefix.cpp controller/config/toml_reader.cpp
-    controller/signals/prometheus_text.cpp controller/signals/histogram.cpp
-    controller/signals/psi_signal.cpp controller/signals/netstat.cpp
+    controller/signals/parse/prometheus_text.cpp controller/signals/parse/histogram.cpp
+    controller/signals/parse/psi.cpp controller/signals/psi_signal.cpp
+    controller/signals/parse/netstat.cpp
     # The options parsers of the signal kinds the config target checks, and
     # what their sources need to link (nothing of it runs).
     controller/signals/signal_params.cpp controller/signals/prometheus_signal.cpp
@@ -29,6 +30,7 @@ list(APPEND EDGESHED_FUZZ_CORE_SOURCES ${EDGESHED_FUZZ_LAW_SOURCES})
 # fuzz build to make the skeletons and find the libraries that needs.
 file(GLOB EDGESHED_FUZZ_SOURCES_cli_args RELATIVE ${EDGESHED_SOURCE_DIR}
      ${EDGESHED_SOURCE_DIR}/controller/cli/*.cpp ${EDGESHED_SOURCE_DIR}/controller/daemon/*.cpp
-     ${EDGESHED_SOURCE_DIR}/controller/dataplane/*.cpp ${EDGESHED_SOURCE_DIR}/controller/signals/*.cpp)
+     ${EDGESHED_SOURCE_DIR}/controller/dataplane/*.cpp ${EDGESHED_SOURCE_DIR}/controller/signals/*.cpp
+     ${EDGESHED_SOURCE_DIR}/controller/signals/parse/*.cpp)
 list(REMOVE_ITEM EDGESHED_FUZZ_SOURCES_cli_args controller/cli/main.cpp ${EDGESHED_FUZZ_CORE_SOURCES})
 set(EDGESHED_FUZZ_WHOLE_PROGRAM cli_args)

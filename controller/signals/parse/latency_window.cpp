@@ -1,4 +1,4 @@
-#include "signals/latency_window.h"
+#include "signals/parse/latency_window.h"
 
 #include <algorithm>
 

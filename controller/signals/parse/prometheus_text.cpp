@@ -1,4 +1,4 @@
-#include "signals/prometheus_text.h"
+#include "signals/parse/prometheus_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "signals/prometheus_text.h"
+#include "signals/parse/prometheus_text.h"
 
 namespace edgeshed::signals {
 

@@ -1,8 +1,10 @@
-#include "signals/netstat.h"
+#include "signals/parse/netstat.h"
 
 #include <algorithm>
 #include <charconv>
 #include <vector>
+
+#include "common/edit_distance.h"
 
 namespace edgeshed::signals {
 namespace {
@@ -34,21 +36,6 @@ Result<Line> split_line(std::string_view text, std::size_t number) {
                       std::string(text.substr(0, 40)) + "'");
   }
   return Line{number, text.substr(0, colon), split_blanks(text.substr(colon + 1))};
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "signals/histogram.h"
+#include "signals/parse/histogram.h"
 
 #include <algorithm>
 #include <cmath>

@@ -297,7 +297,8 @@ Result<MetricSample> parse_sample(Cursor& cursor) {
 
 std::string_view to_string(MetricType type) {
   const auto index = static_cast<std::size_t>(type);
-  return index < kTypeNames.size() ? kTypeNames[index] : "unknown";
+  if (index >= kTypeNames.size()) return "unknown";
+  return kTypeNames[index];
 }
 
 MetricType Exposition::type_of(std::string_view sample_name) const {

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/names.h"
+#include "common/names.h"
 #include "dataplane/attach.h"
 
 namespace edgeshed {
@@ -49,15 +50,15 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       "attach", "Attach the data plane to an interface (or replace its programs atomically)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   ctx.choose(cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")->capture_default_str(),
-             {"xdp", "xdp-generic", "tc"});
+             names::all_names(names::kHooks, EDGESHED_HOOK_XDP));
   cmd->add_option("-p,--port", args->ports, "Protected ports, PORT[:CLASS], comma separated")
       ->delimiter(',');
   ctx.choose(cmd->add_option("--mode", args->mode, "off, observe or enforce")->capture_default_str(),
-             {"off", "observe", "enforce"});
+             names::all_names(names::kModes));
   ctx.choose(cmd->add_option("--action", args->action, "drop or rst")->capture_default_str(),
-             {"drop", "rst"});
+             names::all_names(names::kActions));
   ctx.choose(cmd->add_option("--draw", args->draw, "source_hash or random")->capture_default_str(),
-             {"source_hash", "random"});
+             names::all_names(names::kDraws));
   cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
                   "Fail open when the controller is silent this long; 0 keeps the last policy")
       ->check(CLI::Range(0.0, 3600e3));
@@ -127,7 +128,7 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
       "Set one class's static policy (the daemon overwrites it every tick while it runs)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   ctx.choose(cmd->add_option("-c,--class", args->cls, "critical, normal or background")->required(),
-             {"critical", "normal", "background"});
+             names::all_names(names::kClasses));
   cmd->add_option("--shed-fraction", args->shed_fraction, "Fraction of new connections shed")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--cap", args->cap, "In-flight cap, 0 for none");

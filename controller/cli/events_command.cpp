@@ -11,6 +11,7 @@
 #include "cli/interrupt.h"
 #include "cli/names.h"
 #include "cli/status_model.h"
+#include "common/names.h"
 #include "config/duration.h"
 #include "dataplane/attach.h"
 #include "dataplane/events.h"
@@ -79,8 +80,9 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
               if (args->count && seen >= args->count) return;
               ++seen;
               const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
-              const std::string verdict =
-                  ev.outcome == EDGESHED_EVENT_WOULD_SHED ? "would_shed" : "shed";
+              const std::string verdict(names::name_of(ev.outcome == EDGESHED_EVENT_WOULD_SHED
+                                                           ? names::Verdict::kWouldShed
+                                                           : names::Verdict::kShed));
               if (args->json) {
                 nlohmann::ordered_json j = {{"time", utc_time(unix_ns)},
                                             {"iface", iface},

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "cli/names.h"
+#include "common/stats.h"
 #include "dataplane/attach.h"
 
 namespace edgeshed {
@@ -20,13 +21,6 @@ using Json = nlohmann::ordered_json;
 
 constexpr uint64_t kNsPerMs = 1000000;
 
-uint64_t sheds(const __u64* c) {
-  return c[EDGESHED_CTR_SHED_CAP] + c[EDGESHED_CTR_SHED_FRAC] + c[EDGESHED_CTR_SHED_RATE];
-}
-uint64_t would_sheds(const __u64* c) {
-  return c[EDGESHED_CTR_WOULD_SHED_CAP] + c[EDGESHED_CTR_WOULD_SHED_FRAC] +
-         c[EDGESHED_CTR_WOULD_SHED_RATE];
-}
 
 int64_t realtime_ms() {
   timespec ts{};
@@ -270,16 +264,16 @@ void add_rates(InterfaceReading& after, const InterfaceReading& before) {
   Json rates;
   rates["interval_s"] = secs;
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-    const __u64* a = after.stats.cls[c];
-    const __u64* b = before.stats.cls[c];
+    const ClassCounters& a = after.stats.cls[c];
+    const ClassCounters& b = before.stats.cls[c];
     auto per_sec = [&](uint64_t x, uint64_t y) { return static_cast<double>(x - y) / secs; };
     Json k;
     k["admitted"] = per_sec(a[EDGESHED_CTR_ADMITTED], b[EDGESHED_CTR_ADMITTED]);
-    k["shed"] = per_sec(sheds(a), sheds(b));
+    k["shed"] = per_sec(class_sheds(a), class_sheds(b));
     k["shed_cap"] = per_sec(a[EDGESHED_CTR_SHED_CAP], b[EDGESHED_CTR_SHED_CAP]);
     k["shed_fraction"] = per_sec(a[EDGESHED_CTR_SHED_FRAC], b[EDGESHED_CTR_SHED_FRAC]);
     k["shed_rate"] = per_sec(a[EDGESHED_CTR_SHED_RATE], b[EDGESHED_CTR_SHED_RATE]);
-    k["would_shed"] = per_sec(would_sheds(a), would_sheds(b));
+    k["would_shed"] = per_sec(class_would_sheds(a), class_would_sheds(b));
     k["fail_open"] = per_sec(a[EDGESHED_CTR_FAIL_OPEN], b[EDGESHED_CTR_FAIL_OPEN]);
     k["rst_sent"] = per_sec(a[EDGESHED_CTR_RST_SENT], b[EDGESHED_CTR_RST_SENT]);
     k["rst_capped"] = per_sec(a[EDGESHED_CTR_RST_CAPPED], b[EDGESHED_CTR_RST_CAPPED]);

@@ -225,6 +225,20 @@ bool TableReader::string(std::string_view key, std::string& out) {
   return true;
 }
 
+std::optional<std::size_t> TableReader::choice_index(std::string_view key,
+                                                     std::span<const std::string_view> names) {
+  std::string text;
+  if (!string(key, text)) return std::nullopt;
+  std::string listed;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return i;
+    listed += listed.empty() ? "" : ", ";
+    listed += "\"" + std::string(names[i]) + "\"";
+  }
+  invalid(key, "must be one of " + listed);
+  return std::nullopt;
+}
+
 const toml::table* TableReader::table(std::string_view key) {
   const toml::node* node = get(key);
   if (node == nullptr) return nullptr;

@@ -2,11 +2,14 @@
 // their source position instead of stopping at the first one.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,6 +85,18 @@ class TableReader {
     return false;
   }
 
+  // A choice among the names of a table indexed by the enum's values
+  // (common/names.h), from index `first` on.
+  template <class Enum, std::size_t N>
+  bool choice(std::string_view key, Enum& out, const std::array<std::string_view, N>& names,
+              std::size_t first = 0) {
+    const std::optional<std::size_t> index =
+        choice_index(key, std::span<const std::string_view>(names).subspan(first));
+    if (!index) return false;
+    out = static_cast<Enum>(*index + first);
+    return true;
+  }
+
   // A sub-table, or null when absent or not a table (error recorded).
   const toml::table* table(std::string_view key);
   // An array of tables ([[key]]), or null when absent or another type.
@@ -106,6 +121,10 @@ class TableReader {
   // The key's integer value if it is one within [min, max]; otherwise an
   // error is recorded (nothing when the key is absent).
   std::optional<int64_t> integer_in(std::string_view key, int64_t min, int64_t max);
+  // The index of the key's value among `names`; otherwise an error is
+  // recorded (nothing when the key is absent).
+  std::optional<std::size_t> choice_index(std::string_view key,
+                                          std::span<const std::string_view> names);
 
   ConfigErrors& errors_;
   const toml::table& table_;

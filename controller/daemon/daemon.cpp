@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/fd.h"
+#include "common/stats.h"
 #include "daemon/policy_writer.h"
 #include "daemon/priority.h"
 #include "daemon/start_history.h"
@@ -50,11 +51,6 @@ std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
   return out.empty() ? "none" : out;
-}
-
-uint64_t real_sheds(const edgeshed_stats& s, size_t cls) {
-  return s.cls[cls][EDGESHED_CTR_SHED_CAP] + s.cls[cls][EDGESHED_CTR_SHED_FRAC] +
-         s.cls[cls][EDGESHED_CTR_SHED_RATE];
 }
 
 }  // namespace
@@ -427,7 +423,7 @@ void Daemon::tick() {
   }
   if (const auto& stats = snapshot_.stats; stats) {
     for (size_t c = 0; c < law::kNumClasses; ++c) {
-      in.sheds[c] = real_sheds(*stats, c) - real_sheds(last_stats_, c);
+      in.sheds[c] = class_sheds(stats->cls[c]) - class_sheds(last_stats_.cls[c]);
     }
     last_stats_ = *stats;
   } else {

@@ -1,5 +1,6 @@
 #include "daemon/metrics.h"
 
+#include "common/names.h"
 #include "signals/parse/prometheus_text.h"
 
 #include <cmath>
@@ -16,34 +17,25 @@ namespace {
 
 struct Counter {
   int index;
-  const char* verdict;
-  const char* reason;
+  names::Verdict verdict;
+  std::string_view reason;
 };
 
 // edgeshed_decisions_total: each per-class decision counter of the data
-// plane under its verdict and reason.
+// plane under its verdict and reason. An admission's reason is why it was
+// admitted; a shed's is the shed reason's name.
 constexpr Counter kDecisions[] = {
-    {EDGESHED_CTR_ADMITTED, "admitted", "policy"},
-    {EDGESHED_CTR_FAIL_OPEN, "admitted", "fail_open"},
-    {EDGESHED_CTR_PASS_MODE_OFF, "admitted", "mode_off"},
-    {EDGESHED_CTR_SHED_CAP, "shed", "cap"},
-    {EDGESHED_CTR_SHED_FRAC, "shed", "fraction"},
-    {EDGESHED_CTR_SHED_RATE, "shed", "rate"},
-    {EDGESHED_CTR_WOULD_SHED_CAP, "would_shed", "cap"},
-    {EDGESHED_CTR_WOULD_SHED_FRAC, "would_shed", "fraction"},
-    {EDGESHED_CTR_WOULD_SHED_RATE, "would_shed", "rate"},
-};
-
-constexpr std::pair<int, const char*> kPacketKinds[] = {
-    {EDGESHED_GCTR_UNPARSED, "unparsed"},       {EDGESHED_GCTR_FRAGMENT, "fragment"},
-    {EDGESHED_GCTR_UNPROTECTED, "unprotected"}, {EDGESHED_GCTR_NO_POLICY, "no_policy"},
-    {EDGESHED_GCTR_RST_FAILED, "rst_failed"},   {EDGESHED_GCTR_EVENTS_LOST, "events_lost"},
-    {EDGESHED_GCTR_RST_NOT_UNICAST, "rst_not_unicast"},
-    {EDGESHED_GCTR_RST_NOT_TO_HOST, "rst_not_to_host"},
-    {EDGESHED_GCTR_SHED_FRAGMENT, "shed_fragment"},
-    {EDGESHED_GCTR_TOO_DEEP, "too_deep"},
-    {EDGESHED_GCTR_SHED_TOO_DEEP, "shed_too_deep"},
-    {EDGESHED_GCTR_BAD_CHECKSUM, "bad_checksum"},
+    {EDGESHED_CTR_ADMITTED, names::Verdict::kAdmitted, "policy"},
+    {EDGESHED_CTR_FAIL_OPEN, names::Verdict::kAdmitted, "fail_open"},
+    {EDGESHED_CTR_PASS_MODE_OFF, names::Verdict::kAdmitted, "mode_off"},
+    {EDGESHED_CTR_SHED_CAP, names::Verdict::kShed, names::kReasons[EDGESHED_REASON_CAP]},
+    {EDGESHED_CTR_SHED_FRAC, names::Verdict::kShed, names::kReasons[EDGESHED_REASON_FRAC]},
+    {EDGESHED_CTR_SHED_RATE, names::Verdict::kShed, names::kReasons[EDGESHED_REASON_RATE]},
+    {EDGESHED_CTR_WOULD_SHED_CAP, names::Verdict::kWouldShed, names::kReasons[EDGESHED_REASON_CAP]},
+    {EDGESHED_CTR_WOULD_SHED_FRAC, names::Verdict::kWouldShed,
+     names::kReasons[EDGESHED_REASON_FRAC]},
+    {EDGESHED_CTR_WOULD_SHED_RATE, names::Verdict::kWouldShed,
+     names::kReasons[EDGESHED_REASON_RATE]},
 };
 
 class Writer {
@@ -123,7 +115,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
         w.sample("edgeshed_decisions_total")
             .labels({{"iface", i.iface},
                      {"class", law::to_string(c)},
-                     {"verdict", d.verdict},
+                     {"verdict", names::name_of(d.verdict)},
                      {"reason", d.reason}})
             .value(i.stats.cls[law::index_of(c)][d.index]);
       }
@@ -145,10 +137,10 @@ std::string render_metrics(const MetricsSnapshot& s) {
   w.family("edgeshed_packets_total", "counter",
            "Packets the data plane passed without a decision, and lost events, by kind.");
   for (const auto& i : s.interfaces) {
-    for (const auto& [idx, kind] : kPacketKinds) {
+    for (std::size_t kind = 0; kind < names::kGlobalCounters.size(); ++kind) {
       w.sample("edgeshed_packets_total")
-          .labels({{"iface", i.iface}, {"kind", kind}})
-          .value(i.stats.global[idx]);
+          .labels({{"iface", i.iface}, {"kind", names::kGlobalCounters[kind]}})
+          .value(i.stats.global[kind]);
     }
   }
 

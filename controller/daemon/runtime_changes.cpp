@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/names.h"
+
 namespace edgeshed::daemon {
 namespace {
 
@@ -20,8 +22,7 @@ WallTime from_unix_ms(int64_t ms) { return WallTime(std::chrono::milliseconds(ms
 std::string_view action_name(config::Action a) { return config::to_string(a); }
 
 Result<config::Action> parse_action(const std::string& name) {
-  if (name == "drop") return config::Action::kDrop;
-  if (name == "rst") return config::Action::kRst;
+  if (auto action = names::find(names::kActions, name)) return static_cast<config::Action>(*action);
   return make_error("action must be drop or rst, not '" + name + "'");
 }
 

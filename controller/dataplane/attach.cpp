@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "common/names.h"
 #include "dataplane/errno_message.h"
 #include "dataplane/link_type.h"
 #include "dataplane/skeleton.h"
@@ -235,23 +236,12 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts);
 }  // namespace
 
 Result<uint32_t> parse_hook(std::string_view name) {
-  if (name == "xdp") return uint32_t{EDGESHED_HOOK_XDP};
-  if (name == "xdp-generic") return uint32_t{EDGESHED_HOOK_XDP_GENERIC};
-  if (name == "tc") return uint32_t{EDGESHED_HOOK_TC};
+  if (auto hook = names::find(names::kHooks, name, EDGESHED_HOOK_XDP)) return *hook;
   return make_error("unknown hook '" + std::string(name) + "': use xdp, xdp-generic or tc");
 }
 
 std::string_view hook_name(uint32_t hook) {
-  switch (hook) {
-    case EDGESHED_HOOK_XDP:
-      return "xdp";
-    case EDGESHED_HOOK_XDP_GENERIC:
-      return "xdp-generic";
-    case EDGESHED_HOOK_TC:
-      return "tc";
-    default:
-      return "none";
-  }
+  return hook < names::kHooks.size() ? names::kHooks[hook] : names::kHooks[EDGESHED_HOOK_NONE];
 }
 
 std::string pin_dir_for(const std::string& iface) {

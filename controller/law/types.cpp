@@ -2,44 +2,22 @@
 
 #include <string>
 
+#include "common/names.h"
+
 namespace edgeshed::law {
 
-std::string_view to_string(Level level) {
-  switch (level) {
-    case Level::kNormal:
-      return "normal";
-    case Level::kElevated:
-      return "elevated";
-    case Level::kHigh:
-      return "high";
-    case Level::kCritical:
-      return "critical";
-  }
-  return "unknown";
-}
+// The names live in common/names.h, indexed by the enums' values.
+static_assert(names::kLevels.size() == kNumLevels);
+static_assert(names::kClasses.size() == kNumClasses);
+
+std::string_view to_string(Level level) { return names::name_of(names::kLevels, index_of(level)); }
 
 std::string_view to_string(TrafficClass traffic_class) {
-  switch (traffic_class) {
-    case TrafficClass::kCritical:
-      return "critical";
-    case TrafficClass::kNormal:
-      return "normal";
-    case TrafficClass::kBackground:
-      return "background";
-  }
-  return "unknown";
+  return names::name_of(names::kClasses, index_of(traffic_class));
 }
 
 std::string_view to_string(Mode mode) {
-  switch (mode) {
-    case Mode::kOff:
-      return "off";
-    case Mode::kObserve:
-      return "observe";
-    case Mode::kEnforce:
-      return "enforce";
-  }
-  return "unknown";
+  return names::name_of(names::kModes, static_cast<std::size_t>(mode));
 }
 
 std::ostream& operator<<(std::ostream& out, Level level) { return out << to_string(level); }

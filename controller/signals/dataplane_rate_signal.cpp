@@ -1,5 +1,7 @@
 #include "signals/dataplane_rate_signal.h"
 
+#include "common/stats.h"
+
 namespace edgeshed::signals {
 
 uint64_t DataplaneRateSignal::total(const edgeshed_stats& stats, Counter counter,
@@ -8,10 +10,8 @@ uint64_t DataplaneRateSignal::total(const edgeshed_stats& stats, Counter counter
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     if (class_id && *class_id != c) continue;
     const auto& k = stats.cls[c];
-    const uint64_t shed =
-        k[EDGESHED_CTR_SHED_CAP] + k[EDGESHED_CTR_SHED_FRAC] + k[EDGESHED_CTR_SHED_RATE];
-    const uint64_t would = k[EDGESHED_CTR_WOULD_SHED_CAP] + k[EDGESHED_CTR_WOULD_SHED_FRAC] +
-                           k[EDGESHED_CTR_WOULD_SHED_RATE];
+    const uint64_t shed = class_sheds(k);
+    const uint64_t would = class_would_sheds(k);
     switch (counter) {
       case Counter::kSyn:
         // Every SYN to a protected port ends in exactly one of these.

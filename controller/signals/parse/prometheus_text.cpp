@@ -1,6 +1,7 @@
 #include "signals/parse/prometheus_text.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -79,14 +80,19 @@ Result<int64_t> parse_timestamp(std::string_view token) {
   return ms;
 }
 
+// Indexed by MetricType.
+constexpr std::array<std::string_view, 5> kTypeNames = {"untyped", "counter", "gauge", "histogram",
+                                                        "summary"};
+static_assert(static_cast<std::size_t>(MetricType::kSummary) + 1 == kTypeNames.size());
+
 Result<MetricType> parse_type(std::string_view word) {
-  if (word == "counter") return MetricType::kCounter;
-  if (word == "gauge") return MetricType::kGauge;
-  if (word == "histogram") return MetricType::kHistogram;
-  if (word == "summary") return MetricType::kSummary;
-  if (word == "untyped") return MetricType::kUntyped;
-  return make_error("unknown metric type '" + excerpt(word) +
-                    "' (expected counter, gauge, histogram, summary or untyped)");
+  std::string expected;
+  for (std::size_t i = 0; i < kTypeNames.size(); ++i) {
+    if (word == kTypeNames[i]) return static_cast<MetricType>(i);
+    expected += i == 0 ? "" : i + 1 == kTypeNames.size() ? " or " : ", ";
+    expected += kTypeNames[i];
+  }
+  return make_error("unknown metric type '" + excerpt(word) + "' (expected " + expected + ")");
 }
 
 // A cursor over one line, without its line break.
@@ -290,19 +296,9 @@ Result<MetricSample> parse_sample(Cursor& cursor) {
 }  // namespace
 
 std::string_view to_string(MetricType type) {
-  switch (type) {
-    case MetricType::kUntyped:
-      return "untyped";
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kHistogram:
-      return "histogram";
-    case MetricType::kSummary:
-      return "summary";
-  }
-  return "unknown";
+  const auto index = static_cast<std::size_t>(type);
+  if (index >= kTypeNames.size()) return "unknown";
+  return kTypeNames[index];
 }
 
 MetricType Exposition::type_of(std::string_view sample_name) const {

@@ -1,0 +1,101 @@
+// The single-table sections: [daemon], [metrics] and [dataplane].
+#include <cctype>
+#include <string>
+
+#include "common/names.h"
+#include "config/duration.h"
+#include "config/parse_sections.h"
+
+namespace edgeshed::config::sections {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+namespace {
+
+constexpr int32_t kMinNice = -20;  // setpriority(2)'s range
+constexpr int32_t kMaxNice = 19;
+
+}  // namespace
+
+void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
+  reader.duration("tick", daemon.tick, milliseconds(10), seconds(10));
+  reader.choice("on_exit", daemon.on_exit, kOnExitNames);
+  const bool heartbeat_set = reader.duration("heartbeat_timeout", daemon.heartbeat_timeout,
+                                             milliseconds(10), std::chrono::hours(1),
+                                             /*zero_allowed=*/true);
+  reader.choice(
+      "all_stale", daemon.all_stale,
+      {{"hold", law::AllStalePolicy::kHold}, {"fail_open", law::AllStalePolicy::kFailOpen}});
+  std::string log_level = daemon.log_level;
+  if (reader.choice("log_level", log_level,
+                    {{"trace", std::string("trace")},
+                     {"debug", std::string("debug")},
+                     {"info", std::string("info")},
+                     {"warn", std::string("warn")},
+                     {"error", std::string("error")},
+                     {"critical", std::string("critical")},
+                     {"off", std::string("off")}})) {
+    daemon.log_level = log_level;
+  }
+  reader.signed_integer("nice", daemon.nice, kMinNice, kMaxNice);
+  if (reader.string("run_dir", daemon.run_dir) &&
+      (daemon.run_dir.empty() || daemon.run_dir.front() != '/')) {
+    reader.invalid("run_dir", "must be an absolute path");
+  }
+  const bool heartbeat_invalid =
+      !heartbeat_set && reader.source_table().contains("heartbeat_timeout");
+  // One late tick must not make the data plane fail open.
+  if (!heartbeat_invalid && daemon.heartbeat_timeout != nanoseconds(0) &&
+      daemon.heartbeat_timeout < 2 * daemon.tick) {
+    const std::string problem =
+        "must be 0 or at least 2 x daemon.tick (" + format_duration(2 * daemon.tick) + ")";
+    reader.invalid(heartbeat_set ? "heartbeat_timeout" : "tick", problem);
+  }
+  reader.reject_unknown_keys();
+}
+
+void parse_metrics(TableReader& reader, MetricsConfig& metrics) {
+  std::string listen;
+  if (reader.string("listen", listen)) {
+    if (listen == "off") {
+      metrics.enabled = false;
+    } else {
+      auto colon = listen.rfind(':');
+      std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+      if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+      }
+      uint32_t port = 0;
+      bool port_ok = colon != std::string::npos && colon + 1 < listen.size();
+      for (size_t i = colon + 1; port_ok && i < listen.size(); ++i) {
+        port_ok = std::isdigit(static_cast<unsigned char>(listen[i])) && port < 65536;
+        port = port * 10 + static_cast<uint32_t>(listen[i] - '0');
+      }
+      auto address = parse_ip_prefix(host + (host.find(':') != std::string::npos ? "/128" : "/32"));
+      if (!port_ok || port == 0 || port > 65535 || !address) {
+        reader.invalid("listen",
+                       "must be \"ADDRESS:PORT\" (e.g. \"127.0.0.1:9477\", \"[::1]:9477\"), "
+                       "port 1..65535, or \"off\"");
+      } else {
+        metrics.address = host;
+        metrics.port = static_cast<uint16_t>(port);
+      }
+    }
+  }
+  reader.reject_unknown_keys();
+}
+
+void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane) {
+  reader.choice("mode", dataplane.mode, names::kModes);
+  reader.choice("action", dataplane.action, names::kActions);
+  reader.choice("draw", dataplane.draw, names::kDraws);
+  reader.duration("salt_rotation", dataplane.salt_rotation, seconds(1), std::chrono::hours(24));
+  reader.integer("rst_per_sec_per_cpu", dataplane.rst_per_sec_per_cpu, 0, 10'000'000);
+  reader.integer("events_per_sec_per_cpu", dataplane.events_per_sec_per_cpu, 0, 1'000'000);
+  reader.integer("event_sample", dataplane.event_sample, 1, 1'000'000);
+  reader.reject_unknown_keys();
+}
+
+}  // namespace edgeshed::config::sections

@@ -1,0 +1,91 @@
+// What is protected and how it is classed: [[interface]], [[port]] and [[prefix]].
+#include <algorithm>
+#include <string>
+
+#include "common/names.h"
+#include "config/parse_sections.h"
+
+namespace edgeshed::config::sections {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::nanoseconds;
+
+namespace {
+
+constexpr std::size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1
+
+}  // namespace
+
+void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfaces,
+                     std::map<std::string, std::string>& seen) {
+  InterfaceConfig interface;
+  reader.require("name");
+  if (reader.string("name", interface.name)) {
+    const bool bad_char = std::any_of(interface.name.begin(), interface.name.end(), [](char c) {
+      return c == '/' || c == ':' || c <= ' ' || c == 0x7f;
+    });
+    if (interface.name.empty() || interface.name.size() > kMaxInterfaceName || bad_char) {
+      reader.invalid("name",
+                     "must be an interface name of 1-15 characters without '/', ':' or spaces");
+    } else if (auto [it, inserted] = seen.emplace(interface.name, reader.path()); !inserted) {
+      reader.invalid("name", "duplicate of " + it->second);
+    }
+  }
+  reader.choice("hook", interface.hook, names::kHooks, EDGESHED_HOOK_XDP);
+  interfaces.push_back(interface);
+}
+
+void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
+                std::map<uint16_t, std::string>& seen) {
+  PortConfig port;
+  uint32_t number = 0;
+  reader.require("port");
+  if (reader.integer("port", number, 1, 65535)) {
+    port.port = static_cast<uint16_t>(number);
+    if (auto [it, inserted] = seen.emplace(port.port, reader.path()); !inserted) {
+      reader.invalid("port", "duplicate of " + it->second);
+    }
+  }
+  reader.choice("class", port.traffic_class, names::kClasses);
+  nanoseconds objective{0};
+  if (reader.duration("latency_objective", objective, milliseconds(1), minutes(1))) {
+    port.latency_objective = objective;
+  }
+  ports.push_back(port);
+}
+
+void parse_prefix(TableReader& reader, std::vector<PrefixConfig>& prefixes,
+                  std::map<std::string, std::string>& seen) {
+  PrefixConfig prefix;
+  std::string cidr;
+  reader.require("cidr");
+  if (reader.string("cidr", cidr)) {
+    Result<IpPrefix> parsed = parse_ip_prefix(cidr);
+    if (!parsed) {
+      reader.invalid("cidr", parsed.error().message);
+    } else {
+      prefix.prefix = parsed.value();
+      if (auto [it, inserted] = seen.emplace(to_string(prefix.prefix), reader.path()); !inserted) {
+        reader.invalid("cidr", "duplicate of " + it->second);
+      }
+    }
+  }
+  reader.require("class");
+  reader.choice("class", prefix.traffic_class, names::kClasses);
+  prefixes.push_back(prefix);
+}
+
+void check_prefix_counts(TableReader& root, const std::vector<PrefixConfig>& prefixes) {
+  for (IpFamily family : {IpFamily::kV4, IpFamily::kV6}) {
+    const auto count = std::count_if(prefixes.begin(), prefixes.end(),
+                                     [family](const auto& p) { return p.prefix.family == family; });
+    if (count > EDGESHED_MAX_PREFIXES) {
+      root.invalid("prefix", std::to_string(count) + (family == IpFamily::kV4 ? " IPv4" : " IPv6") +
+                                 " prefixes: at most " + std::to_string(EDGESHED_MAX_PREFIXES) +
+                                 " per address family");
+    }
+  }
+}
+
+}  // namespace edgeshed::config::sections

@@ -217,15 +217,15 @@ void Daemon::apply_runtime_changes() {
   }
 }
 
-nlohmann::json Daemon::handle_control(const nlohmann::json& json) {
-  auto request = ipc::parse_request(json);
-  if (request && std::holds_alternative<ipc::PingRequest>(*request)) {
+nlohmann::json Daemon::handle_control(const nlohmann::json& request) {
+  auto parsed = ipc::parse_request(request);
+  if (parsed && std::holds_alternative<ipc::PingRequest>(*parsed)) {
     return ipc::to_json(ipc::Reply::pong(getpid()));
   }
-  auto changed = request ? runtime_.apply(*request, std::chrono::system_clock::now())
-                         : Result<std::string>(request.error());
+  auto changed = parsed ? runtime_.apply(*parsed, std::chrono::system_clock::now())
+                        : Result<std::string>(parsed.error());
   if (!changed) {
-    spdlog::warn("operator request refused: {} ({})", changed.error().message, json.dump());
+    spdlog::warn("operator request refused: {} ({})", changed.error().message, request.dump());
     return ipc::to_json(ipc::Reply::failure(changed.error().message));
   }
   spdlog::info("operator: {}", *changed);

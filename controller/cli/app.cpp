@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 namespace edgeshed {
 
@@ -70,8 +71,9 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   return app;
 }
 
-int run_cli(int argc, const char* const* argv) {
+int run_cli(int argc, const char* const* argv, DaemonRunner run_daemon) {
   CliContext ctx;
+  ctx.run_daemon = std::move(run_daemon);
   auto app = make_app(ctx);
   try {
     app->parse(argc, argv);

@@ -12,10 +12,16 @@
 namespace edgeshed {
 
 using CommandRunner = std::function<int()>;
+// Starts the daemon with a config file and runs it until it stops; returns
+// the exit code. Given by the binary's entry: the CLI does not link the
+// daemon.
+using DaemonRunner = std::function<int(const std::string& config_path, const std::string& run_dir)>;
 
 // Options of the whole program, and what shell completion needs to know.
 struct CliContext {
   CommandRunner run;
+  // What `run` runs; empty in a CLI without the daemon (unit tests).
+  DaemonRunner run_daemon;
   // Where the daemon keeps its state file and control socket.
   std::string run_dir = "/run/edgeshed";
   bool verbose = false;

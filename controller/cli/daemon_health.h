@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/start_history.h"
+#include "ipc/start_history.h"
 
 namespace edgeshed {
 
@@ -18,7 +18,7 @@ struct DaemonFacts {
   char proc_state = 0;      // its state letter in /proc/PID/stat; 0 if unknown
   int64_t state_age_ms = 0;  // since state.json was last written (every tick)
   int64_t tick_ms = 0;       // the daemon's tick; 0 if unknown
-  std::vector<daemon::StartRecord> starts;  // since the last clean stop, oldest first
+  std::vector<ipc::StartRecord> starts;  // since the last clean stop, oldest first
   int64_t now_unix_ms = 0;
 };
 

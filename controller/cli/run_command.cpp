@@ -1,6 +1,5 @@
-// run: the daemon.
+// run: the daemon, as the binary's entry provides it.
 #include "cli/commands.h"
-#include "daemon/daemon.h"
 
 namespace edgeshed {
 
@@ -10,9 +9,8 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-c,--config", *path, "Config file (TOML)")->capture_default_str();
   cmd->callback([path, &ctx] {
     ctx.run = [path, &ctx] {
-      auto d = daemon::Daemon::start(*path, ctx.run_dir);
-      if (!d) return fail(d.error().message);
-      return (*d)->run();
+      if (!ctx.run_daemon) return fail("this build of edgeshed has no daemon");
+      return ctx.run_daemon(*path, ctx.run_dir);
     };
   });
 }

@@ -13,6 +13,9 @@
 #include "cli/names.h"
 #include "common/stats.h"
 #include "dataplane/attach.h"
+#include "ipc/run_dir.h"
+#include "ipc/start_history.h"
+#include "ipc/state.h"
 
 namespace edgeshed {
 namespace {
@@ -88,89 +91,100 @@ std::string describe_policy(const Json& k) {
   return out;
 }
 
-std::string left(const Json& j) {
-  if (!j.contains("left_s") || j["left_s"].is_null()) return "until removed";
-  return fmt::format("{:.0f} s left", j["left_s"].get<double>());
+// The state file's numbers, as num() shows their JSON.
+std::string num(const std::optional<double>& v, int precision = 3) {
+  return v ? fmt::format("{:.{}g}", *v, precision) : "-";
+}
+std::string num(const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : "-"; }
+
+std::string left(const std::optional<double>& left_s) {
+  if (!left_s) return "until removed";
+  return fmt::format("{:.0f} s left", *left_s);
 }
 
 // "mode enforce (until removed); level critical (15 s left); ..."
-std::string describe_changes(const Json& rc) {
+std::string describe_changes(const ipc::ActiveChanges& rc) {
   std::vector<std::string> parts;
-  const Json classes = rc.value("classes", Json::object());
-  const Json ports = rc.value("ports", Json::object());
-  const Json prefixes = rc.value("prefixes", Json::object());
-  if (rc.contains("mode")) parts.push_back(fmt::format("mode {} ({})", num(rc["mode"]["mode"]), left(rc["mode"])));
-  if (rc.contains("action")) {
-    parts.push_back(fmt::format("action {} ({})", num(rc["action"]["action"]), left(rc["action"])));
+  if (rc.mode) parts.push_back(fmt::format("mode {} ({})", rc.mode->value, left(rc.mode->left_s)));
+  if (rc.action) {
+    parts.push_back(fmt::format("action {} ({})", rc.action->value, left(rc.action->left_s)));
   }
-  if (rc.contains("level")) {
-    parts.push_back(fmt::format("level pinned {} ({})", num(rc["level"]["level"]), left(rc["level"])));
+  if (rc.level) {
+    parts.push_back(fmt::format("level pinned {} ({})", rc.level->value, left(rc.level->left_s)));
   }
-  for (const auto& [name, k] : classes.items()) {
+  for (const auto& k : rc.classes) {
     std::string what;
-    for (const char* key : {"admit_fraction", "inflight_cap", "tokens_per_sec", "burst"}) {
-      if (!k[key].is_null()) what += fmt::format(" {}={}", key, num(k[key]));
-    }
-    parts.push_back(fmt::format("class {}{} ({})", name, what, left(k)));
+    if (k.admit_fraction) what += " admit_fraction=" + num(k.admit_fraction);
+    if (k.inflight_cap) what += " inflight_cap=" + num(k.inflight_cap);
+    if (k.tokens_per_sec) what += " tokens_per_sec=" + num(k.tokens_per_sec);
+    if (k.burst) what += " burst=" + num(k.burst);
+    parts.push_back(fmt::format("class {}{} ({})", k.name, what, left(k.left_s)));
   }
-  for (const auto& [port, cls] : ports.items()) {
-    parts.push_back(fmt::format("port {} {}", port, num(cls)));
+  for (const auto& p : rc.ports) {
+    parts.push_back(fmt::format("port {} {}", p.key, p.traffic_class.value_or("removed")));
   }
-  for (const auto& [cidr, cls] : prefixes.items()) {
-    parts.push_back(fmt::format("prefix {} {}", cidr, num(cls)));
+  for (const auto& p : rc.prefixes) {
+    parts.push_back(fmt::format("prefix {} {}", p.key, p.traffic_class.value_or("removed")));
   }
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;
 }
 
-void daemon_lines(const Json& d, const Json& health, std::vector<std::string>& out) {
+void daemon_lines(const Json& json, const Json& health, std::vector<std::string>& out) {
   const std::string state = health.value("state", "");
   const std::string why = health.value("why", "");
-  if (d.is_null()) {
+  if (json.is_null()) {
     const bool known = !why.empty() && state != "not_running";
     out.push_back(fmt::format("daemon: not running{} (showing the pinned data plane only: the "
                               "policy below is the last one published)",
                               known ? ": " + why : ", it stopped cleanly or never started"));
     return;
   }
+  auto parsed = ipc::parse_state(json);
+  if (!parsed) {
+    out.push_back("daemon: its state file is unreadable: " + parsed.error().message);
+    return;
+  }
+  const ipc::State& d = *parsed;
+  const std::string metrics = d.metrics.value_or("-");
   if (state.empty() || state == "running") {
-    out.push_back(fmt::format("daemon: running, pid {}, config {}, metrics {}", num(d["pid"]),
-                              num(d["config"]), num(d.value("metrics", Json()))));
+    out.push_back(
+        fmt::format("daemon: running, pid {}, config {}, metrics {}", d.pid, d.config, metrics));
   } else {
     // Stopped, hung or crash-looping: what follows is what it last published.
-    out.push_back(fmt::format("daemon: {}: {}; config {}, metrics {}", upper(state), why,
-                              num(d["config"]), num(d.value("metrics", Json()))));
+    out.push_back(
+        fmt::format("daemon: {}: {}; config {}, metrics {}", upper(state), why, d.config, metrics));
   }
-  const int64_t held_ms = d["monotonic_ms"].get<int64_t>() - d["level_since_ms"].get<int64_t>();
-  const int64_t since = realtime_ms() - d.value("state_age_ms", int64_t{0}) - held_ms;
+  const int64_t held_ms = d.monotonic_ms - d.level_since_ms;
+  const int64_t since = realtime_ms() - json.value("state_age_ms", int64_t{0}) - held_ms;
   std::string drivers;
-  for (const auto& n : d["drivers"]) drivers += (drivers.empty() ? "" : ",") + n.get<std::string>();
-  out.push_back(fmt::format("  level {}{} since {} ({} s), pressure {} driven by {}; mode {}; "
-                            "adaptive limit {}",
-                            num(d["level"]), d["level_pinned"].get<bool>() ? " (pinned)" : "",
-                            clock_time(since), held_ms / 1000, num(d["pressure"]),
-                            drivers.empty() ? "none" : drivers, num(d["mode"]),
-                            num(d["adaptive_limit"])));
-  if (d.value("fail_open", false)) {
+  for (const auto& n : d.drivers) drivers += (drivers.empty() ? "" : ",") + n;
+  out.push_back(
+      fmt::format("  level {}{} since {} ({} s), pressure {} driven by {}; mode {}; "
+                  "adaptive limit {}",
+                  d.level, d.level_pinned ? " (pinned)" : "", clock_time(since), held_ms / 1000,
+                  num(d.pressure), drivers.empty() ? "none" : drivers, d.mode, d.adaptive_limit));
+  if (d.fail_open) {
     out.emplace_back(
         "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");
-  } else if (d.value("all_stale", false)) {
+  } else if (d.all_stale) {
     out.emplace_back("  every signal is stale: holding the last level (all_stale = hold)");
   }
   out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}", "signal", "kind", "value",
                             "target", "pressure", "age"));
-  for (const auto& s : d["signals"]) {
-    std::string age = s["age_ms"].is_null() ? "never" : num(s["age_ms"]) + " ms";
-    std::string flags = s["stale"].get<bool>() ? " STALE" : "";
-    if (s["hard_safety"].get<bool>()) flags += " hard-safety";
-    if (s.contains("error")) flags += " error: " + s["error"].get<std::string>();
-    out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}{}", num(s["name"]),
-                              num(s["kind"]), num(s["value"], 4), num(s["target"], 4),
-                              num(s["pressure"]), age, flags));
+  for (const auto& s : d.signals) {
+    std::string age = s.age_ms ? std::to_string(*s.age_ms) + " ms" : "never";
+    std::string flags = s.stale ? " STALE" : "";
+    if (s.hard_safety) flags += " hard-safety";
+    if (!s.error.empty()) flags += " error: " + s.error;
+    out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}{}", s.name, s.kind,
+                              num(s.value, 4), num(std::optional<double>(s.target), 4),
+                              num(s.pressure), age, flags));
   }
-  const Json& rc = d.value("runtime_changes", Json::object());
-  if (!rc.empty()) out.push_back("  operator changes: " + describe_changes(rc));
+  if (!d.runtime_changes.empty()) {
+    out.push_back("  operator changes: " + describe_changes(d.runtime_changes));
+  }
 }
 
 }  // namespace
@@ -284,14 +298,24 @@ void add_rates(InterfaceReading& after, const InterfaceReading& before) {
 
 namespace {
 
-Json read_state_file(const std::string& run_dir) {
-  std::ifstream in(run_dir + "/state.json");
-  if (!in) return nullptr;
+// The state file as the daemon wrote it, with "state_age_ms"; nullopt when
+// there is none, or it is not the schema's.
+struct StateRead {
+  Json json;
+  ipc::State state;
+  int64_t age_ms = 0;
+};
+std::optional<StateRead> read_state_file(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/" + ipc::kStateFileName);
+  if (!in) return std::nullopt;
   auto j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("pid") || !j["pid"].is_number_integer()) return nullptr;
+  if (j.is_discarded()) return std::nullopt;
+  auto state = ipc::parse_state(j);
+  if (!state) return std::nullopt;
   const int64_t now_ms = static_cast<int64_t>(monotonic_ns() / kNsPerMs);
-  j["state_age_ms"] = now_ms - j.value("monotonic_ms", int64_t{0});
-  return j;
+  const int64_t age_ms = now_ms - state->monotonic_ms;
+  j["state_age_ms"] = age_ms;
+  return StateRead{std::move(j), std::move(*state), age_ms};
 }
 
 }  // namespace
@@ -303,16 +327,17 @@ Json health_json(const DaemonHealth& health) {
 DaemonReading read_daemon(const std::string& run_dir) {
   DaemonFacts f;
   f.now_unix_ms = realtime_ms();
-  Json state = read_state_file(run_dir);
-  if (!state.is_null()) {
+  auto read = read_state_file(run_dir);
+  Json state = read ? std::move(read->json) : Json(nullptr);
+  if (read) {
     f.has_state = true;
-    f.pid = state["pid"].get<int>();
+    f.pid = read->state.pid;
     f.alive = edgeshed_alive(f.pid);
     f.proc_state = f.alive ? proc_state(f.pid) : 0;
-    f.state_age_ms = state["state_age_ms"].get<int64_t>();
-    f.tick_ms = state.value("tick_ms", int64_t{0});
+    f.state_age_ms = read->age_ms;
+    f.tick_ms = read->state.tick_ms;
   }
-  if (auto starts = daemon::read_start_history(run_dir)) f.starts = std::move(*starts);
+  if (auto starts = ipc::read_start_history(run_dir)) f.starts = std::move(*starts);
   Json health = health_json(diagnose_daemon(f));
   if (!daemon_alive(f)) state = nullptr;  // a dead daemon's leftover
   return {std::move(state), std::move(health)};

@@ -10,14 +10,13 @@
 #include "cli/status_model.h"
 #include "config/duration.h"
 #include "config/ip_prefix.h"
-#include "daemon/control_socket.h"
-#include "daemon/state_file.h"
 #include "dataplane/attach.h"
+#include "ipc/control_socket.h"
+#include "ipc/run_dir.h"
+#include "law/types.h"
 
 namespace edgeshed {
 namespace {
-
-using nlohmann::json;
 
 const std::vector<std::string> kLevels = {"normal", "elevated", "high", "critical"};
 const std::vector<std::string> kClasses = {"critical", "normal", "background"};
@@ -43,25 +42,30 @@ void add_direct_iface_option(CLI::App* cmd, CliContext& ctx) {
                   "Without a daemon: change only this interface (default: every attached one)");
 }
 
-json with_duration(json request, const std::string& for_text) {
-  if (!for_text.empty()) {
-    request["for_s"] = std::chrono::duration<double>(*config::parse_duration(for_text)).count();
-  }
-  return request;
+// --for, in seconds; none: until removed.
+std::optional<double> for_seconds(const std::string& for_text) {
+  if (for_text.empty()) return std::nullopt;
+  return std::chrono::duration<double>(*config::parse_duration(for_text)).count();
 }
+
+// The CLI's choices are the protocol's names: parsing them cannot fail.
+law::TrafficClass traffic_class(const std::string& name) { return *law::parse_traffic_class(name); }
 
 bool daemon_running(const CliContext& ctx) { return !read_daemon(ctx.run_dir).state.is_null(); }
 
-int send(const CliContext& ctx, const json& request) {
-  auto reply = daemon::control_request(ctx.run_dir + "/" + daemon::kControlSocketName, request);
+int send(const CliContext& ctx, const ipc::Request& request) {
+  auto reply = ipc::send_request(ctx.run_dir + "/" + ipc::kControlSocketName, request);
   if (!reply) {
     // A stopped or hung daemon holds its socket but never answers.
     const auto health = read_daemon(ctx.run_dir).health;
     if (health["state"] == "running") return fail(reply.error().message);
     return fail(reply.error().message + "; " + health["why"].get<std::string>());
   }
-  if (!reply->value("ok", false)) return fail("refused by the daemon: " + reply->value("error", "?"));
-  std::cout << reply->value("message", "done") << " (in force from the daemon's next tick)\n";
+  if (!reply->ok) {
+    return fail("refused by the daemon: " + (reply->message.empty() ? "?" : reply->message));
+  }
+  std::cout << (reply->message.empty() ? "done" : reply->message)
+            << " (in force from the daemon's next tick)\n";
   return 0;
 }
 
@@ -104,7 +108,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send(ctx, with_duration({{"op", "mode"}, {"mode", a->mode}}, a->for_text));
+          return send(ctx, ipc::ModeRequest{*law::parse_mode(a->mode), for_seconds(a->for_text)});
         }
         if (!a->for_text.empty()) return direct_without_for();
         int rc = on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
@@ -133,7 +137,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send(ctx, with_duration({{"op", "action"}, {"action", a->action}}, a->for_text));
+          return send(ctx, ipc::ActionRequest{static_cast<config::Action>(*parse_action(a->action)),
+                                              for_seconds(a->for_text)});
         }
         if (!a->for_text.empty()) return direct_without_for();
         return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
@@ -162,14 +167,14 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("pinning a level");
-        return send(ctx, with_duration({{"op", "pin"}, {"level", a->level}}, a->for_text));
+        return send(ctx, ipc::PinRequest{*law::parse_level(a->level), for_seconds(a->for_text)});
       };
     });
     auto* un = app.add_subcommand("unpin", "Give the level back to the control law");
     un->callback([&ctx] {
       ctx.run = [&ctx] {
         if (!daemon_running(ctx)) return needs_daemon("unpinning");
-        return send(ctx, {{"op", "reset"}, {"what", "level"}});
+        return send(ctx, ipc::ResetRequest{"level"});
       };
     });
   }
@@ -202,13 +207,9 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       }
       ctx.run = [a, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("a class override");
-        if (a->clear) return send(ctx, {{"op", "reset"}, {"what", "class:" + a->cls}});
-        json req = {{"op", "override"}, {"class", a->cls}};
-        if (a->admit_fraction) req["admit_fraction"] = *a->admit_fraction;
-        if (a->cap) req["inflight_cap"] = *a->cap;
-        if (a->rate) req["tokens_per_sec"] = *a->rate;
-        if (a->burst) req["burst"] = *a->burst;
-        return send(ctx, with_duration(req, a->for_text));
+        if (a->clear) return send(ctx, ipc::ResetRequest{"class:" + a->cls});
+        return send(ctx, ipc::OverrideRequest{traffic_class(a->cls), a->admit_fraction, a->cap,
+                                              a->rate, a->burst, for_seconds(a->for_text)});
       };
     });
   }
@@ -232,7 +233,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     add->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send(ctx, {{"op", "port"}, {"port", a->port}, {"class", a->cls}});
+          return send(ctx, ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)});
         }
         return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           auto ports = maps.read_ports();
@@ -248,7 +249,9 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     });
     rm->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
-        if (daemon_running(ctx)) return send(ctx, {{"op", "port-remove"}, {"port", a->port}});
+        if (daemon_running(ctx)) {
+          return send(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)});
+        }
         return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           auto ports = maps.read_ports();
           if (!ports) return ports.error();
@@ -286,7 +289,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
       ctx.run = [a, &ctx, check] {
         if (daemon_running(ctx)) {
-          return send(ctx, {{"op", "prefix"}, {"cidr", a->cidr}, {"class", a->cls}});
+          return send(ctx, ipc::PrefixRequest{*check(), traffic_class(a->cls)});
         }
         auto prefix = *check();
         return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
@@ -300,7 +303,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     rm->callback([a, &ctx, check] {
       if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
       ctx.run = [a, &ctx, check] {
-        if (daemon_running(ctx)) return send(ctx, {{"op", "prefix-remove"}, {"cidr", a->cidr}});
+        if (daemon_running(ctx)) return send(ctx, ipc::PrefixRemoveRequest{*check()});
         auto prefix = *check();
         return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
           if (auto s = maps.remove_prefix(prefix); !s) return s;
@@ -320,7 +323,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([what, &ctx] {
       ctx.run = [what, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("reset");
-        return send(ctx, {{"op", "reset"}, {"what", *what}});
+        return send(ctx, ipc::ResetRequest{*what});
       };
     });
   }

@@ -20,11 +20,25 @@
 #include "common/stats.h"
 #include "daemon/policy_writer.h"
 #include "daemon/priority.h"
-#include "daemon/start_history.h"
 #include "daemon/state_file.h"
 #include "dataplane/attach.h"
+#include "ipc/run_dir.h"
+#include "ipc/start_history.h"
 
 namespace edgeshed::daemon {
+
+using ipc::ControlServer;
+using ipc::forget_start_history;
+using ipc::kControlSocketName;
+using ipc::kLevelFileName;
+using ipc::kRuntimeFileName;
+using ipc::kStateFileName;
+using ipc::make_run_dir;
+using ipc::record_start;
+using ipc::record_start_failure;
+using ipc::remove_file;
+using ipc::write_file_atomically;
+
 namespace {
 
 uint32_t fresh_salt() {
@@ -175,7 +189,7 @@ void Daemon::load_runtime_changes() {
   }
   if (!runtime_.empty()) {
     spdlog::info("operator changes kept from before the restart: {}",
-                 runtime_.describe(std::chrono::system_clock::now()).dump());
+                 ipc::to_json(runtime_.describe(std::chrono::system_clock::now())).dump());
   }
 }
 
@@ -200,18 +214,22 @@ void Daemon::apply_runtime_changes() {
 }
 
 nlohmann::json Daemon::handle_control(const nlohmann::json& request) {
-  if (request.value("op", "") == "ping") return {{"ok", true}, {"pid", getpid()}};
-  auto changed = runtime_.apply(request, std::chrono::system_clock::now());
+  auto parsed = ipc::parse_request(request);
+  if (parsed && std::holds_alternative<ipc::PingRequest>(*parsed)) {
+    return ipc::to_json(ipc::Reply::pong(getpid()));
+  }
+  auto changed = parsed ? runtime_.apply(*parsed, std::chrono::system_clock::now())
+                        : Result<std::string>(parsed.error());
   if (!changed) {
     spdlog::warn("operator request refused: {} ({})", changed.error().message, request.dump());
-    return {{"ok", false}, {"error", changed.error().message}};
+    return ipc::to_json(ipc::Reply::failure(changed.error().message));
   }
   spdlog::info("operator: {}", *changed);
   save_runtime_changes();
   apply_runtime_changes();
   // In force from the next tick: an extra tick here would count towards the
   // law's dwell times.
-  return {{"ok", true}, {"message", *changed}};
+  return ipc::to_json(ipc::Reply::success(*changed));
 }
 
 Status Daemon::attach_all() {
@@ -464,13 +482,13 @@ void Daemon::tick() {
   std::vector<std::string> names;
   for (const auto& iface : interfaces_) names.push_back(iface.name);
   const auto latency = latency_.snapshot();
-  auto state = to_json({d, signals_->states(), now, level_since_, names, config_path_,
-                        config_.daemon.tick, latency ? &*latency : nullptr});
-  state["runtime_changes"] = runtime_.describe(std::chrono::system_clock::now());
-  state["metrics"] = config_.metrics.enabled ? nlohmann::ordered_json(config_.metrics.address + ":" +
-                                                                      std::to_string(config_.metrics.port))
-                                             : nlohmann::ordered_json(nullptr);
-  if (auto s = write_state(state, run_path(kStateFileName)); !s) {
+  auto state = make_state(
+      {d, signals_->states(), now, level_since_, names, config_path_, config_.daemon.tick,
+       latency ? &*latency : nullptr, runtime_.describe(std::chrono::system_clock::now()),
+       config_.metrics.enabled ? std::optional<std::string>(config_.metrics.address + ":" +
+                                                            std::to_string(config_.metrics.port))
+                               : std::nullopt});
+  if (auto s = ipc::write_state_file(state, run_path(kStateFileName)); !s) {
     errors_.error("state", s.error().message, now);
   }
   write_level_file(d.level);

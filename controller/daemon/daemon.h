@@ -13,7 +13,6 @@
 
 #include "common/result.h"
 #include "config/config.h"
-#include "daemon/control_socket.h"
 #include "daemon/latency_feed.h"
 #include "daemon/log_limiter.h"
 #include "daemon/metrics.h"
@@ -23,6 +22,7 @@
 #include "daemon/steady_clock.h"
 #include "dataplane/accept_queue.h"
 #include "dataplane/maps.h"
+#include "ipc/control_socket.h"
 #include "law/control_law.h"
 #include "signals/signal_set.h"
 
@@ -81,7 +81,7 @@ class Daemon {
   config::Config config_;
   Fd run_dir_lock_;
   std::vector<Fd> interface_locks_;
-  std::optional<ControlServer> control_;
+  std::optional<ipc::ControlServer> control_;
   std::unique_ptr<MetricsServer> metrics_;
   RuntimeChanges runtime_;
   ServiceNotifier notifier_;

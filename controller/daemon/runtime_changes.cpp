@@ -11,49 +11,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kMaxForSeconds = 7 * 24 * 3600.0;  // a week: longer is a config change
-constexpr uint32_t kMaxCount = 1'000'000'000;
-
 int64_t unix_ms(WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 WallTime from_unix_ms(int64_t ms) { return WallTime(std::chrono::milliseconds(ms)); }
 
 std::string_view action_name(config::Action a) { return config::to_string(a); }
-
-Result<config::Action> parse_action(const std::string& name) {
-  if (auto action = names::find(names::kActions, name)) return static_cast<config::Action>(*action);
-  return make_error("action must be drop or rst, not '" + name + "'");
-}
-
-Result<std::string> string_field(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return make_error(std::string("missing ") + key);
-  return it->get<std::string>();
-}
-
-// "for_s": how long the change lasts; absent: until removed.
-Result<std::optional<WallTime>> until_field(const json& j, WallTime now) {
-  auto it = j.find("for_s");
-  if (it == j.end() || it->is_null()) return std::optional<WallTime>{};
-  if (!it->is_number() || !(it->get<double>() > 0) || it->get<double>() > kMaxForSeconds) {
-    return make_error("--for must be over 0 and at most 7 days");
-  }
-  auto d = std::chrono::duration_cast<WallTime::duration>(
-      std::chrono::duration<double>(it->get<double>()));
-  return std::optional<WallTime>(now + d);
-}
-
-Result<std::optional<uint32_t>> count_field(const json& j, const char* key, uint32_t min) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::optional<uint32_t>{};
-  if (!it->is_number_integer() || it->get<int64_t>() < static_cast<int64_t>(min) ||
-      it->get<int64_t>() > static_cast<int64_t>(kMaxCount)) {
-    return make_error(std::string(key) + " must be an integer in " + std::to_string(min) + ".." +
-                      std::to_string(kMaxCount));
-  }
-  return std::optional<uint32_t>(static_cast<uint32_t>(it->get<int64_t>()));
-}
 
 std::string for_text(const std::optional<WallTime>& until, WallTime now) {
   if (!until) return " until removed";
@@ -92,108 +55,69 @@ std::optional<std::chrono::nanoseconds> law_time(const std::optional<WallTime>& 
   return now_law + std::chrono::duration_cast<std::chrono::nanoseconds>(*until - now_wall);
 }
 
+// How long the change lasts; none: until removed.
+std::optional<WallTime> until_of(const std::optional<double>& for_s, WallTime now) {
+  if (!for_s) return std::nullopt;
+  return now +
+         std::chrono::duration_cast<WallTime::duration>(std::chrono::duration<double>(*for_s));
+}
+
 }  // namespace
 
 Result<std::string> RuntimeChanges::apply(const json& request, WallTime now) {
-  auto op = string_field(request, "op");
-  if (!op) return op.error();
-  auto until = until_field(request, now);
-  if (!until) return until.error();
+  auto parsed = ipc::parse_request(request);
+  if (!parsed) return parsed.error();
+  return apply(*parsed, now);
+}
 
-  if (*op == "mode") {
-    auto name = string_field(request, "mode");
-    if (!name) return name.error();
-    auto mode = law::parse_mode(*name);
-    if (!mode) return mode.error();
-    mode_ = Timed<law::Mode>{*mode, *until};
-    return "mode " + std::string(law::to_string(*mode)) + for_text(*until, now);
+Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime now) {
+  if (const auto* r = std::get_if<ipc::ModeRequest>(&request)) {
+    const auto until = until_of(r->for_s, now);
+    mode_ = Timed<law::Mode>{r->mode, until};
+    return "mode " + std::string(law::to_string(r->mode)) + for_text(until, now);
   }
-  if (*op == "action") {
-    auto name = string_field(request, "action");
-    if (!name) return name.error();
-    auto action = parse_action(*name);
-    if (!action) return action.error();
-    action_ = Timed<config::Action>{*action, *until};
-    return "action " + std::string(action_name(*action)) + for_text(*until, now);
+  if (const auto* r = std::get_if<ipc::ActionRequest>(&request)) {
+    const auto until = until_of(r->for_s, now);
+    action_ = Timed<config::Action>{r->action, until};
+    return "action " + std::string(action_name(r->action)) + for_text(until, now);
   }
-  if (*op == "pin") {
-    auto name = string_field(request, "level");
-    if (!name) return name.error();
-    auto level = law::parse_level(*name);
-    if (!level) return level.error();
-    level_ = Timed<law::Level>{*level, *until};
-    return "level pinned at " + std::string(law::to_string(*level)) + for_text(*until, now);
+  if (const auto* r = std::get_if<ipc::PinRequest>(&request)) {
+    const auto until = until_of(r->for_s, now);
+    level_ = Timed<law::Level>{r->level, until};
+    return "level pinned at " + std::string(law::to_string(r->level)) + for_text(until, now);
   }
-  if (*op == "override") {
-    auto name = string_field(request, "class");
-    if (!name) return name.error();
-    auto cls = law::parse_traffic_class(*name);
-    if (!cls) return cls.error();
+  if (const auto* r = std::get_if<ipc::OverrideRequest>(&request)) {
     ClassOverride o;
-    o.until = *until;
-    if (auto it = request.find("admit_fraction"); it != request.end() && !it->is_null()) {
-      if (!it->is_number() || it->get<double>() < 0 || it->get<double>() > 1) {
-        return make_error("admit fraction must be in 0.0..1.0");
-      }
-      o.admit_fraction = it->get<double>();
-    }
-    auto cap = count_field(request, "inflight_cap", 1);
-    auto rate = count_field(request, "tokens_per_sec", 1);
-    auto burst = count_field(request, "burst", 1);
-    for (const auto* r : {&cap, &rate, &burst}) {
-      if (!*r) return r->error();
-    }
-    o.inflight_cap = *cap;
-    o.tokens_per_sec = *rate;
-    o.burst = *burst;
-    if (o.burst && !o.tokens_per_sec) return make_error("a burst needs a rate");
-    if (!o.admit_fraction && !o.inflight_cap && !o.tokens_per_sec) {
-      return make_error("give at least one of admit fraction, cap or rate");
-    }
-    classes_[law::index_of(*cls)] = o;
-    return "class " + std::string(law::to_string(*cls)) + " overridden:" + describe_override(o) +
-           for_text(*until, now);
+    o.until = until_of(r->for_s, now);
+    o.admit_fraction = r->admit_fraction;
+    o.inflight_cap = r->inflight_cap;
+    o.tokens_per_sec = r->tokens_per_sec;
+    o.burst = r->burst;
+    classes_[law::index_of(r->traffic_class)] = o;
+    return "class " + std::string(law::to_string(r->traffic_class)) +
+           " overridden:" + describe_override(o) + for_text(o.until, now);
   }
-  if (*op == "port" || *op == "port-remove") {
-    auto it = request.find("port");
-    if (it == request.end() || !it->is_number_integer() || it->get<int64_t>() < 1 ||
-        it->get<int64_t>() > 65535) {
-      return make_error("port must be in 1..65535");
-    }
-    auto port = static_cast<uint16_t>(it->get<int64_t>());
-    if (*op == "port-remove") {
-      ports_[port] = std::nullopt;
-      return "port " + std::to_string(port) + " unprotected";
-    }
-    auto name = string_field(request, "class");
-    if (!name) return name.error();
-    auto cls = law::parse_traffic_class(*name);
-    if (!cls) return cls.error();
-    ports_[port] = *cls;
-    return "port " + std::to_string(port) + " protected as " + std::string(law::to_string(*cls));
+  if (const auto* r = std::get_if<ipc::PortRequest>(&request)) {
+    ports_[r->port] = r->traffic_class;
+    return "port " + std::to_string(r->port) + " protected as " +
+           std::string(law::to_string(r->traffic_class));
   }
-  if (*op == "prefix" || *op == "prefix-remove") {
-    auto cidr = string_field(request, "cidr");
-    if (!cidr) return cidr.error();
-    auto prefix = config::parse_ip_prefix(*cidr);
-    if (!prefix) return make_error("prefix '" + *cidr + "': " + prefix.error().message);
-    auto key = config::to_string(*prefix);
-    if (*op == "prefix-remove") {
-      prefixes_[key] = std::nullopt;
-      return "prefix " + key + " override removed";
-    }
-    auto name = string_field(request, "class");
-    if (!name) return name.error();
-    auto cls = law::parse_traffic_class(*name);
-    if (!cls) return cls.error();
-    prefixes_[key] = *cls;
-    return "prefix " + key + " classed " + std::string(law::to_string(*cls));
+  if (const auto* r = std::get_if<ipc::PortRemoveRequest>(&request)) {
+    ports_[r->port] = std::nullopt;
+    return "port " + std::to_string(r->port) + " unprotected";
   }
-  if (*op == "reset") {
-    auto what = string_field(request, "what");
-    return reset(what ? *what : "all");
+  if (const auto* r = std::get_if<ipc::PrefixRequest>(&request)) {
+    const auto key = config::to_string(r->prefix);
+    prefixes_[key] = r->traffic_class;
+    return "prefix " + key + " classed " + std::string(law::to_string(r->traffic_class));
   }
-  return make_error("unknown request '" + *op + "'");
+  if (const auto* r = std::get_if<ipc::PrefixRemoveRequest>(&request)) {
+    const auto key = config::to_string(r->prefix);
+    prefixes_[key] = std::nullopt;
+    return "prefix " + key + " override removed";
+  }
+  if (const auto* r = std::get_if<ipc::ResetRequest>(&request)) return reset(r->what);
+  return make_error(std::string("'") + ipc::op_of(request) + "' changes nothing");
 }
 
 Result<std::string> RuntimeChanges::reset(const std::string& what) {
@@ -306,39 +230,27 @@ bool RuntimeChanges::empty() const {
          std::none_of(classes_.begin(), classes_.end(), [](const auto& o) { return o.has_value(); });
 }
 
-nlohmann::ordered_json RuntimeChanges::describe(WallTime now) const {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  auto left = [&](const std::optional<WallTime>& until) -> nlohmann::ordered_json {
-    if (!until) return nullptr;
+ipc::ActiveChanges RuntimeChanges::describe(WallTime now) const {
+  ipc::ActiveChanges c;
+  auto left = [&](const std::optional<WallTime>& until) -> std::optional<double> {
+    if (!until) return std::nullopt;
     return std::max<double>(0, std::chrono::duration<double>(*until - now).count());
   };
-  if (mode_) j["mode"] = {{"mode", law::to_string(mode_->value)}, {"left_s", left(mode_->until)}};
-  if (action_) {
-    j["action"] = {{"action", action_name(action_->value)}, {"left_s", left(action_->until)}};
-  }
-  if (level_) {
-    j["level"] = {{"level", law::to_string(level_->value)}, {"left_s", left(level_->until)}};
-  }
+  if (mode_) c.mode = {std::string(law::to_string(mode_->value)), left(mode_->until)};
+  if (action_) c.action = {std::string(action_name(action_->value)), left(action_->until)};
+  if (level_) c.level = {std::string(law::to_string(level_->value)), left(level_->until)};
   for (auto cls : law::kAllClasses) {
     const auto& o = classes_[law::index_of(cls)];
     if (!o) continue;
-    nlohmann::ordered_json k;
-    k["admit_fraction"] = o->admit_fraction ? nlohmann::ordered_json(*o->admit_fraction) : nullptr;
-    k["inflight_cap"] = o->inflight_cap ? nlohmann::ordered_json(*o->inflight_cap) : nullptr;
-    k["tokens_per_sec"] = o->tokens_per_sec ? nlohmann::ordered_json(*o->tokens_per_sec) : nullptr;
-    k["burst"] = o->burst ? nlohmann::ordered_json(*o->burst) : nullptr;
-    k["left_s"] = left(o->until);
-    j["classes"][std::string(law::to_string(cls))] = k;
+    c.classes.push_back({std::string(law::to_string(cls)), o->admit_fraction, o->inflight_cap,
+                         o->tokens_per_sec, o->burst, left(o->until)});
   }
-  for (const auto& [port, cls] : ports_) {
-    j["ports"][std::to_string(port)] =
-        cls ? nlohmann::ordered_json(law::to_string(*cls)) : nlohmann::ordered_json("removed");
-  }
-  for (const auto& [cidr, cls] : prefixes_) {
-    j["prefixes"][cidr] =
-        cls ? nlohmann::ordered_json(law::to_string(*cls)) : nlohmann::ordered_json("removed");
-  }
-  return j;
+  auto class_name = [](const std::optional<law::TrafficClass>& cls) {
+    return cls ? std::optional<std::string>(law::to_string(*cls)) : std::nullopt;
+  };
+  for (const auto& [port, cls] : ports_) c.ports.push_back({std::to_string(port), class_name(cls)});
+  for (const auto& [cidr, cls] : prefixes_) c.prefixes.push_back({cidr, class_name(cls)});
+  return c;
 }
 
 json RuntimeChanges::to_json() const {
@@ -393,32 +305,40 @@ Result<RuntimeChanges> RuntimeChanges::from_json(const json& j) {
   const json prefixes = j.value("prefixes", json::object());
   try {
     if (j.contains("mode")) {
-      if (auto s = replay({{"op", "mode"}, {"mode", j["mode"].at("mode")}}, j["mode"]); !s)
+      if (auto s =
+              replay({{"op", ipc::ModeRequest::kOp}, {"mode", j["mode"].at("mode")}}, j["mode"]);
+          !s)
         return s.error();
     }
     if (j.contains("action")) {
-      if (auto s = replay({{"op", "action"}, {"action", j["action"].at("action")}}, j["action"]);
+      if (auto s = replay({{"op", ipc::ActionRequest::kOp}, {"action", j["action"].at("action")}},
+                          j["action"]);
           !s)
         return s.error();
     }
     if (j.contains("level")) {
-      if (auto s = replay({{"op", "pin"}, {"level", j["level"].at("level")}}, j["level"]); !s)
+      if (auto s =
+              replay({{"op", ipc::PinRequest::kOp}, {"level", j["level"].at("level")}}, j["level"]);
+          !s)
         return s.error();
     }
     for (const auto& [name, k] : classes.items()) {
       json request = k;
       request.erase("until_ms");
-      request["op"] = "override";
+      request["op"] = ipc::OverrideRequest::kOp;
       request["class"] = name;
       if (auto s = replay(request, k); !s) return s.error();
     }
     for (const auto& [port, cls] : ports.items()) {
-      json request = {{"op", cls.is_null() ? "port-remove" : "port"}, {"port", std::stoul(port)}};
+      json request = {{"op", cls.is_null() ? ipc::PortRemoveRequest::kOp : ipc::PortRequest::kOp},
+                      {"port", std::stoul(port)}};
       if (!cls.is_null()) request["class"] = cls;
       if (auto s = replay(request, json::object()); !s) return s.error();
     }
     for (const auto& [cidr, cls] : prefixes.items()) {
-      json request = {{"op", cls.is_null() ? "prefix-remove" : "prefix"}, {"cidr", cidr}};
+      json request = {
+          {"op", cls.is_null() ? ipc::PrefixRemoveRequest::kOp : ipc::PrefixRequest::kOp},
+          {"cidr", cidr}};
       if (!cls.is_null()) request["class"] = cls;
       if (auto s = replay(request, json::object()); !s) return s.error();
     }

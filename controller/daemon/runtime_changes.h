@@ -18,6 +18,8 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "ipc/requests.h"
+#include "ipc/state.h"
 #include "law/overrides.h"
 #include "law/types.h"
 
@@ -41,10 +43,12 @@ struct ClassOverride {
 
 class RuntimeChanges {
  public:
-  // Applies one request of the control protocol, e.g.
+  // Applies one request of the control protocol (ipc/requests.h) and
+  // returns what changed, in words for the daemon's log. Nothing changes
+  // when the request is refused. A ping changes nothing and is refused.
+  Result<std::string> apply(const ipc::Request& request, WallTime now);
+  // The same, from the request's JSON, e.g.
   //   {"op": "pin", "level": "high", "for_s": 600}
-  // and returns what changed, in words for the daemon's log. Nothing changes
-  // when the request is refused.
   Result<std::string> apply(const nlohmann::json& request, WallTime now);
 
   // Removes what ran out; returns a description of each for the log.
@@ -57,7 +61,7 @@ class RuntimeChanges {
 
   bool empty() const;
   // Active changes with the seconds left, for status.
-  nlohmann::ordered_json describe(WallTime now) const;
+  ipc::ActiveChanges describe(WallTime now) const;
 
   nlohmann::json to_json() const;
   static Result<RuntimeChanges> from_json(const nlohmann::json& j);

@@ -1,5 +1,5 @@
 // The control socket: one request, one reply, root-only file, bad input.
-#include "daemon/control_socket.h"
+#include "ipc/control_socket.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <thread>
 
-namespace edgeshed::daemon {
+namespace edgeshed::ipc {
 namespace {
 
 class ControlSocketTest : public ::testing::Test {
@@ -119,4 +119,4 @@ TEST_F(ControlSocketTest, ServerRemovesItsSocketFile) {
 }
 
 }  // namespace
-}  // namespace edgeshed::daemon
+}  // namespace edgeshed::ipc

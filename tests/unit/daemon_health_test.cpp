@@ -11,7 +11,9 @@
 #include <fstream>
 
 #include "cli/status_model.h"
-#include "daemon/start_history.h"
+#include "ipc/run_dir.h"
+#include "ipc/start_history.h"
+#include "ipc/state.h"
 
 namespace edgeshed {
 namespace {
@@ -134,34 +136,34 @@ class StartHistoryTest : public ::testing::Test {
 };
 
 TEST_F(StartHistoryTest, RecordsStartsAndFailuresAndForgetsThemOnACleanStop) {
-  EXPECT_TRUE(daemon::read_start_history(dir())->empty());
-  ASSERT_TRUE(daemon::record_start(dir()));
-  ASSERT_TRUE(daemon::record_start_failure(dir(), "no such device"));
-  auto h = daemon::read_start_history(dir());
+  EXPECT_TRUE(ipc::read_start_history(dir())->empty());
+  ASSERT_TRUE(ipc::record_start(dir()));
+  ASSERT_TRUE(ipc::record_start_failure(dir(), "no such device"));
+  auto h = ipc::read_start_history(dir());
   ASSERT_TRUE(h);
   ASSERT_EQ(h->size(), 1u);
   EXPECT_EQ(h->front().pid, getpid());
   EXPECT_EQ(h->front().error, "no such device");
-  EXPECT_EQ(std::filesystem::status(dir_ / daemon::kStartHistoryFileName).permissions() &
+  EXPECT_EQ(std::filesystem::status(dir_ / ipc::kStartHistoryFileName).permissions() &
                 std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  EXPECT_TRUE(daemon::forget_start_history(dir()));
-  EXPECT_TRUE(daemon::read_start_history(dir())->empty());
-  EXPECT_TRUE(daemon::forget_start_history(dir())) << "an absent history is already forgotten";
+  EXPECT_TRUE(ipc::forget_start_history(dir()));
+  EXPECT_TRUE(ipc::read_start_history(dir())->empty());
+  EXPECT_TRUE(ipc::forget_start_history(dir())) << "an absent history is already forgotten";
 }
 
 TEST_F(StartHistoryTest, KeepsTheNewestStarts) {
-  for (size_t i = 0; i < daemon::kMaxStartsKept + 5; ++i) ASSERT_TRUE(daemon::record_start(dir()));
-  EXPECT_EQ(daemon::read_start_history(dir())->size(), daemon::kMaxStartsKept);
+  for (size_t i = 0; i < ipc::kMaxStartsKept + 5; ++i) ASSERT_TRUE(ipc::record_start(dir()));
+  EXPECT_EQ(ipc::read_start_history(dir())->size(), ipc::kMaxStartsKept);
 }
 
 TEST_F(StartHistoryTest, ABrokenFileIsAnErrorToReadAndIsStartedAnewOnTheNextStart) {
-  std::ofstream(dir_ / daemon::kStartHistoryFileName) << "{\"not\": \"a list\"}";
-  auto h = daemon::read_start_history(dir());
+  std::ofstream(dir_ / ipc::kStartHistoryFileName) << "{\"not\": \"a list\"}";
+  auto h = ipc::read_start_history(dir());
   ASSERT_FALSE(h);
   EXPECT_NE(h.error().message.find("not a JSON array"), std::string::npos);
-  ASSERT_TRUE(daemon::record_start(dir()));
-  EXPECT_EQ(daemon::read_start_history(dir())->size(), 1u);
+  ASSERT_TRUE(ipc::record_start(dir()));
+  EXPECT_EQ(ipc::read_start_history(dir())->size(), 1u);
 }
 
 // status and top take the daemon's state and its diagnosis from one read of
@@ -173,8 +175,11 @@ void write_state(const std::filesystem::path& dir, pid_t pid) {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t monotonic_ms = int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1'000'000;
-  std::ofstream(dir / "state.json") << nlohmann::ordered_json{
-      {"pid", pid}, {"monotonic_ms", monotonic_ms}, {"tick_ms", 100}};
+  ipc::State state;
+  state.pid = pid;
+  state.monotonic_ms = monotonic_ms;
+  state.tick_ms = 100;
+  ASSERT_TRUE(ipc::write_state_file(state, (dir / ipc::kStateFileName).string()));
 }
 
 TEST_F(ReadDaemonTest, ALiveDaemonsStateComesWithARunningDiagnosis) {

@@ -157,8 +157,10 @@ TEST(RuntimeChanges, DescribeShowsWhatIsLeft) {
   RuntimeChanges rc;
   ASSERT_TRUE(rc.apply({{"op", "pin"}, {"level", "high"}, {"for_s", 120}}, kNow));
   auto d = rc.describe(kNow + seconds(20));
-  EXPECT_EQ(d["level"]["level"], "high");
-  EXPECT_DOUBLE_EQ(d["level"]["left_s"].get<double>(), 100.0);
+  ASSERT_TRUE(d.level);
+  EXPECT_EQ(d.level->value, "high");
+  ASSERT_TRUE(d.level->left_s);
+  EXPECT_DOUBLE_EQ(*d.level->left_s, 100.0);
   ASSERT_TRUE(rc.apply({{"op", "reset"}}, kNow));
   EXPECT_TRUE(rc.describe(kNow).empty());
 }

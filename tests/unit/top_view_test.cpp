@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/status_model.h"
+#include "ipc/state.h"
 
 namespace edgeshed {
 namespace {
@@ -49,18 +50,18 @@ nlohmann::ordered_json status_with(double pressure, double normal_shed) {
                                     {"fail_open", 0.0}, {"rst_sent", 0.0}, {"rst_capped", 0.0}};
   }
   iface["counters"] = {{"unparsed", 0}};
-  nlohmann::ordered_json daemon = {{"pid", 1},
-                                   {"config", "/etc/edgeshed.toml"},
-                                   {"monotonic_ms", 100000},
-                                   {"level", "high"},
-                                   {"level_since_ms", 90000},
-                                   {"level_pinned", false},
-                                   {"pressure", pressure},
-                                   {"drivers", {"accept_queue"}},
-                                   {"mode", "enforce"},
-                                   {"adaptive_limit", 37},
-                                   {"signals", nlohmann::ordered_json::array()},
-                                   {"state_age_ms", 50}};
+  ipc::State state;
+  state.pid = 1;
+  state.config = "/etc/edgeshed.toml";
+  state.monotonic_ms = 100000;
+  state.level = "high";
+  state.level_since_ms = 90000;
+  state.pressure = pressure;
+  state.drivers = {"accept_queue"};
+  state.mode = "enforce";
+  state.adaptive_limit = 37;
+  auto daemon = ipc::to_json(state);
+  daemon["state_age_ms"] = 50;
   return status_json(daemon, nlohmann::ordered_json::object(), {InterfaceReading{iface, {}, 0}});
 }
 

@@ -25,12 +25,13 @@ file(GLOB EDGESHED_FUZZ_LAW_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
 list(APPEND EDGESHED_FUZZ_CORE_SOURCES ${EDGESHED_FUZZ_LAW_SOURCES})
 
 # The CLI's parser is built by the command files, whose callbacks name every
-# part of the program, so cli_args links all of the userspace but main.cpp
-# (nothing of it but parsing runs). EDGESHED_FUZZ_WHOLE_PROGRAM tells the
+# part of the program, so cli_args links all of the userspace but the
+# binary's entry, controller/main.cpp (nothing of it but parsing runs). EDGESHED_FUZZ_WHOLE_PROGRAM tells the
 # fuzz build to make the skeletons and find the libraries that needs.
 file(GLOB EDGESHED_FUZZ_SOURCES_cli_args RELATIVE ${EDGESHED_SOURCE_DIR}
-     ${EDGESHED_SOURCE_DIR}/controller/cli/*.cpp ${EDGESHED_SOURCE_DIR}/controller/daemon/*.cpp
+     ${EDGESHED_SOURCE_DIR}/controller/cli/*.cpp ${EDGESHED_SOURCE_DIR}/controller/ipc/*.cpp
+     ${EDGESHED_SOURCE_DIR}/controller/daemon/*.cpp
      ${EDGESHED_SOURCE_DIR}/controller/dataplane/*.cpp ${EDGESHED_SOURCE_DIR}/controller/signals/*.cpp
      ${EDGESHED_SOURCE_DIR}/controller/signals/parse/*.cpp)
-list(REMOVE_ITEM EDGESHED_FUZZ_SOURCES_cli_args controller/cli/main.cpp ${EDGESHED_FUZZ_CORE_SOURCES})
+list(REMOVE_ITEM EDGESHED_FUZZ_SOURCES_cli_args ${EDGESHED_FUZZ_CORE_SOURCES})
 set(EDGESHED_FUZZ_WHOLE_PROGRAM cli_args)

@@ -1,3 +1,6 @@
+// The edgeshed binary: the command line, with the daemon behind its `run`.
+// The one place that ties the two together; the CLI itself knows the daemon
+// only through controller/ipc/.
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
@@ -5,6 +8,7 @@
 #include <cstdio>
 
 #include "cli/app.h"
+#include "daemon/daemon.h"
 
 namespace {
 
@@ -30,10 +34,16 @@ int libbpf_to_spdlog(libbpf_print_level level, const char* fmt, va_list args) {
   return n;
 }
 
+int run_daemon(const std::string& config_path, const std::string& run_dir) {
+  auto d = edgeshed::daemon::Daemon::start(config_path, run_dir);
+  if (!d) return edgeshed::fail(d.error().message);
+  return (*d)->run();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   libbpf_set_print(libbpf_to_spdlog);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  return edgeshed::run_cli(argc, argv);
+  return edgeshed::run_cli(argc, argv, run_daemon);
 }

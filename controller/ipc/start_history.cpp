@@ -1,4 +1,4 @@
-#include "daemon/start_history.h"
+#include "ipc/start_history.h"
 
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/state_file.h"
+#include "ipc/run_dir.h"
 
-namespace edgeshed::daemon {
+namespace edgeshed::ipc {
 namespace {
 
 std::string history_path(const std::string& run_dir) {
@@ -76,6 +76,8 @@ Status record_start_failure(const std::string& run_dir, const std::string& error
   return write_history(run_dir, starts);
 }
 
-Status forget_start_history(const std::string& run_dir) { return remove_file(history_path(run_dir)); }
+Status forget_start_history(const std::string& run_dir) {
+  return remove_file(history_path(run_dir));
+}
 
-}  // namespace edgeshed::daemon
+}  // namespace edgeshed::ipc

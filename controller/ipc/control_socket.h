@@ -11,8 +11,9 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "ipc/requests.h"
 
-namespace edgeshed::daemon {
+namespace edgeshed::ipc {
 
 class ControlServer {
  public:
@@ -39,5 +40,8 @@ class ControlServer {
 // Sends a request to the daemon listening on path and returns its reply.
 Result<nlohmann::json> control_request(const std::string& path, const nlohmann::json& request,
                                        std::chrono::milliseconds timeout = std::chrono::seconds(5));
+// The same, typed: a reply that is not one of the protocol's is an error.
+Result<Reply> send_request(const std::string& path, const Request& request,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
-}  // namespace edgeshed::daemon
+}  // namespace edgeshed::ipc

@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 
-namespace edgeshed::daemon {
+namespace edgeshed::ipc {
 
 inline constexpr const char* kStartHistoryFileName = "starts.json";
 // Enough to see a crash loop; older starts say nothing more.
@@ -32,4 +32,4 @@ Status record_start_failure(const std::string& run_dir, const std::string& error
 // would count this stop as a death towards a crash loop.
 Status forget_start_history(const std::string& run_dir);
 
-}  // namespace edgeshed::daemon
+}  // namespace edgeshed::ipc

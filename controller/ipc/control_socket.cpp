@@ -1,4 +1,4 @@
-#include "daemon/control_socket.h"
+#include "ipc/control_socket.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <ctime>
 #include <vector>
 
-namespace edgeshed::daemon {
+namespace edgeshed::ipc {
 namespace {
 
 constexpr size_t kMaxMessage = size_t{64} * 1024;
@@ -58,14 +58,16 @@ Result<ControlServer> ControlServer::listen(const std::string& path) {
   auto addr = address_of(path);
   if (!addr) return addr.error();
   Fd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) return make_error("cannot create the control socket: " + std::string(std::strerror(errno)));
+  if (!fd.valid())
+    return make_error("cannot create the control socket: " + std::string(std::strerror(errno)));
   unlink(path.c_str());
   // Root only from the first moment: no window in which others could connect.
   mode_t old = umask(0177);
   int rc = bind(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr));
   umask(old);
   if (rc != 0) return make_error("cannot bind " + path + ": " + std::strerror(errno));
-  if (::listen(fd.get(), 8) != 0) return make_error("cannot listen on " + path + ": " + std::strerror(errno));
+  if (::listen(fd.get(), 8) != 0)
+    return make_error("cannot listen on " + path + ": " + std::strerror(errno));
   return ControlServer(std::move(fd), path);
 }
 
@@ -99,11 +101,11 @@ void ControlServer::serve_one(const Handler& handler) const {
   nlohmann::json reply;
   auto request = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) {
-    reply = {{"ok", false}, {"error", "malformed request: not a JSON object"}};
+    reply = to_json(Reply::failure("malformed request: not a JSON object"));
   } else if (expired(request)) {
     // Its client gave up (the daemon was stopped or busy) and reported a
     // failure: applying it now would be a change nobody saw succeed.
-    reply = {{"ok", false}, {"error", "request expired before the daemon read it"}};
+    reply = to_json(Reply::failure("request expired before the daemon read it"));
   } else {
     request.erase(kDeadlineKey);
     reply = handler(request);
@@ -133,4 +135,11 @@ Result<nlohmann::json> control_request(const std::string& path, const nlohmann::
   return reply;
 }
 
-}  // namespace edgeshed::daemon
+Result<Reply> send_request(const std::string& path, const Request& request,
+                           std::chrono::milliseconds timeout) {
+  auto reply = control_request(path, to_json(request), timeout);
+  if (!reply) return reply.error();
+  return parse_reply(*reply);
+}
+
+}  // namespace edgeshed::ipc

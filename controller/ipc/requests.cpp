@@ -1,0 +1,275 @@
+#include "ipc/requests.h"
+
+#include <functional>
+#include <map>
+#include <string_view>
+
+namespace edgeshed::ipc {
+namespace {
+
+using nlohmann::json;
+
+Result<std::string> string_field(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return make_error(std::string("missing ") + key);
+  return it->get<std::string>();
+}
+
+// "for_s": how long the change lasts; absent or null: until removed.
+Result<std::optional<double>> for_field(const json& j) {
+  auto it = j.find("for_s");
+  if (it == j.end() || it->is_null()) return std::optional<double>{};
+  if (!it->is_number() || !(it->get<double>() > 0) || it->get<double>() > kMaxForSeconds) {
+    return make_error("--for must be over 0 and at most 7 days");
+  }
+  return std::optional<double>(it->get<double>());
+}
+
+Result<std::optional<uint32_t>> count_field(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<uint32_t>{};
+  if (!it->is_number_integer() || it->get<int64_t>() < 1 ||
+      it->get<int64_t>() > static_cast<int64_t>(kMaxCount)) {
+    return make_error(std::string(key) + " must be an integer in 1.." + std::to_string(kMaxCount));
+  }
+  return std::optional<uint32_t>(static_cast<uint32_t>(it->get<int64_t>()));
+}
+
+Result<uint16_t> port_field(const json& j) {
+  auto it = j.find("port");
+  if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < 1 ||
+      it->get<int64_t>() > 65535) {
+    return make_error("port must be in 1..65535");
+  }
+  return static_cast<uint16_t>(it->get<int64_t>());
+}
+
+Result<law::TrafficClass> class_field(const json& j) {
+  auto name = string_field(j, "class");
+  if (!name) return name.error();
+  return law::parse_traffic_class(*name);
+}
+
+Result<config::IpPrefix> prefix_field(const json& j) {
+  auto cidr = string_field(j, "cidr");
+  if (!cidr) return cidr.error();
+  auto prefix = config::parse_ip_prefix(*cidr);
+  if (!prefix) return make_error("prefix '" + *cidr + "': " + prefix.error().message);
+  return prefix;
+}
+
+Result<config::Action> parse_action(const std::string& name) {
+  if (name == config::to_string(config::Action::kDrop)) return config::Action::kDrop;
+  if (name == config::to_string(config::Action::kRst)) return config::Action::kRst;
+  return make_error("action must be drop or rst, not '" + name + "'");
+}
+
+void put_for(json& j, const std::optional<double>& for_s) {
+  if (for_s) j["for_s"] = *for_s;
+}
+
+// Each request's fields, without its op.
+json fields(const PingRequest& /*request*/) { return json::object(); }
+json fields(const ModeRequest& r) {
+  json j = {{"mode", law::to_string(r.mode)}};
+  put_for(j, r.for_s);
+  return j;
+}
+json fields(const ActionRequest& r) {
+  json j = {{"action", config::to_string(r.action)}};
+  put_for(j, r.for_s);
+  return j;
+}
+json fields(const PinRequest& r) {
+  json j = {{"level", law::to_string(r.level)}};
+  put_for(j, r.for_s);
+  return j;
+}
+json fields(const OverrideRequest& r) {
+  json j = {{"class", law::to_string(r.traffic_class)}};
+  if (r.admit_fraction) j["admit_fraction"] = *r.admit_fraction;
+  if (r.inflight_cap) j["inflight_cap"] = *r.inflight_cap;
+  if (r.tokens_per_sec) j["tokens_per_sec"] = *r.tokens_per_sec;
+  if (r.burst) j["burst"] = *r.burst;
+  put_for(j, r.for_s);
+  return j;
+}
+json fields(const PortRequest& r) {
+  return {{"port", r.port}, {"class", law::to_string(r.traffic_class)}};
+}
+json fields(const PortRemoveRequest& r) { return {{"port", r.port}}; }
+json fields(const PrefixRequest& r) {
+  return {{"cidr", config::to_string(r.prefix)}, {"class", law::to_string(r.traffic_class)}};
+}
+json fields(const PrefixRemoveRequest& r) { return {{"cidr", config::to_string(r.prefix)}}; }
+json fields(const ResetRequest& r) { return {{"what", r.what}}; }
+
+Result<Request> parse_ping(const json& /*j*/) { return Request{PingRequest{}}; }
+
+Result<Request> parse_mode_request(const json& j) {
+  auto for_s = for_field(j);
+  if (!for_s) return for_s.error();
+  auto name = string_field(j, "mode");
+  if (!name) return name.error();
+  auto mode = law::parse_mode(*name);
+  if (!mode) return mode.error();
+  return Request{ModeRequest{*mode, *for_s}};
+}
+
+Result<Request> parse_action_request(const json& j) {
+  auto for_s = for_field(j);
+  if (!for_s) return for_s.error();
+  auto name = string_field(j, "action");
+  if (!name) return name.error();
+  auto action = parse_action(*name);
+  if (!action) return action.error();
+  return Request{ActionRequest{*action, *for_s}};
+}
+
+Result<Request> parse_pin_request(const json& j) {
+  auto for_s = for_field(j);
+  if (!for_s) return for_s.error();
+  auto name = string_field(j, "level");
+  if (!name) return name.error();
+  auto level = law::parse_level(*name);
+  if (!level) return level.error();
+  return Request{PinRequest{*level, *for_s}};
+}
+
+Result<Request> parse_override_request(const json& j) {
+  auto for_s = for_field(j);
+  if (!for_s) return for_s.error();
+  auto cls = class_field(j);
+  if (!cls) return cls.error();
+  OverrideRequest r;
+  r.traffic_class = *cls;
+  r.for_s = *for_s;
+  if (auto it = j.find("admit_fraction"); it != j.end() && !it->is_null()) {
+    if (!it->is_number() || it->get<double>() < 0 || it->get<double>() > 1) {
+      return make_error("admit fraction must be in 0.0..1.0");
+    }
+    r.admit_fraction = it->get<double>();
+  }
+  auto cap = count_field(j, "inflight_cap");
+  auto rate = count_field(j, "tokens_per_sec");
+  auto burst = count_field(j, "burst");
+  for (const auto* c : {&cap, &rate, &burst}) {
+    if (!*c) return c->error();
+  }
+  r.inflight_cap = *cap;
+  r.tokens_per_sec = *rate;
+  r.burst = *burst;
+  if (r.burst && !r.tokens_per_sec) return make_error("a burst needs a rate");
+  if (!r.admit_fraction && !r.inflight_cap && !r.tokens_per_sec) {
+    return make_error("give at least one of admit fraction, cap or rate");
+  }
+  return Request{r};
+}
+
+Result<Request> parse_port_request(const json& j) {
+  auto port = port_field(j);
+  if (!port) return port.error();
+  auto cls = class_field(j);
+  if (!cls) return cls.error();
+  return Request{PortRequest{*port, *cls}};
+}
+
+Result<Request> parse_port_remove_request(const json& j) {
+  auto port = port_field(j);
+  if (!port) return port.error();
+  return Request{PortRemoveRequest{*port}};
+}
+
+Result<Request> parse_prefix_request(const json& j) {
+  auto prefix = prefix_field(j);
+  if (!prefix) return prefix.error();
+  auto cls = class_field(j);
+  if (!cls) return cls.error();
+  return Request{PrefixRequest{*prefix, *cls}};
+}
+
+Result<Request> parse_prefix_remove_request(const json& j) {
+  auto prefix = prefix_field(j);
+  if (!prefix) return prefix.error();
+  return Request{PrefixRemoveRequest{*prefix}};
+}
+
+Result<Request> parse_reset_request(const json& j) {
+  auto what = string_field(j, "what");
+  return Request{ResetRequest{what ? *what : "all"}};
+}
+
+using Parser = std::function<Result<Request>(const json&)>;
+
+const std::map<std::string_view, Parser>& parsers() {
+  static const std::map<std::string_view, Parser> kParsers = {
+      {PingRequest::kOp, parse_ping},
+      {ModeRequest::kOp, parse_mode_request},
+      {ActionRequest::kOp, parse_action_request},
+      {PinRequest::kOp, parse_pin_request},
+      {OverrideRequest::kOp, parse_override_request},
+      {PortRequest::kOp, parse_port_request},
+      {PortRemoveRequest::kOp, parse_port_remove_request},
+      {PrefixRequest::kOp, parse_prefix_request},
+      {PrefixRemoveRequest::kOp, parse_prefix_remove_request},
+      {ResetRequest::kOp, parse_reset_request},
+  };
+  return kParsers;
+}
+
+}  // namespace
+
+const char* op_of(const Request& request) {
+  return std::visit([](const auto& r) { return std::decay_t<decltype(r)>::kOp; }, request);
+}
+
+json to_json(const Request& request) {
+  json j = {{"op", op_of(request)}};
+  j.update(std::visit([](const auto& r) { return fields(r); }, request));
+  return j;
+}
+
+Result<Request> parse_request(const json& j) {
+  if (!j.is_object()) return make_error("malformed request: not a JSON object");
+  auto op = string_field(j, "op");
+  if (!op) return op.error();
+  const auto& all = parsers();
+  auto it = all.find(*op);
+  if (it == all.end()) return make_error("unknown request '" + *op + "'");
+  return it->second(j);
+}
+
+json to_json(const Reply& reply) {
+  if (!reply.ok) return {{"ok", false}, {"error", reply.message}};
+  json j = {{"ok", true}};
+  if (!reply.message.empty()) j["message"] = reply.message;
+  if (reply.pid) j["pid"] = *reply.pid;
+  return j;
+}
+
+Result<Reply> parse_reply(const json& j) {
+  if (!j.is_object()) return make_error("malformed reply from the daemon: not a JSON object");
+  auto ok = j.find("ok");
+  if (ok == j.end() || !ok->is_boolean()) {
+    return make_error("malformed reply from the daemon: no \"ok\"");
+  }
+  Reply r;
+  r.ok = ok->get<bool>();
+  const char* text_key = r.ok ? "message" : "error";
+  if (auto it = j.find(text_key); it != j.end()) {
+    if (!it->is_string()) {
+      return make_error(std::string("malformed reply from the daemon: \"") + text_key +
+                        "\" is not a string");
+    }
+    r.message = it->get<std::string>();
+  }
+  if (auto it = j.find("pid"); it != j.end()) {
+    if (!it->is_number_integer()) {
+      return make_error("malformed reply from the daemon: \"pid\" is not an integer");
+    }
+    r.pid = it->get<int>();
+  }
+  return r;
+}
+
+}  // namespace edgeshed::ipc

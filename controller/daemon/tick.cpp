@@ -193,6 +193,13 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
   return in;
 }
 
+Status Tick::write_mode(size_t i, uint32_t mode) const {
+  auto cfg = dataplane_.read_config(i);
+  if (!cfg) return cfg.error();
+  cfg->mode = mode;
+  return dataplane_.write_config(i, *cfg);
+}
+
 void Tick::write_dataplane(const law::Decision& d, std::chrono::nanoseconds now,
                            std::vector<std::string>& errors) {
   if (now - salt_rotated_ >= settings_.salt_rotation) {
@@ -201,15 +208,13 @@ void Tick::write_dataplane(const law::Decision& d, std::chrono::nanoseconds now,
   }
   const auto set = to_policy_set(d, ++generation_);
   const uint32_t mode = static_cast<uint32_t>(d.mode);
+  bool mode_failed = false;
   for (size_t i = 0; i < dataplane_.interface_count(); ++i) {
     const std::string& name = dataplane_.interface_name(i);
     if (mode != mode_written_) {
-      auto cfg = dataplane_.read_config(i);
-      if (cfg) {
-        cfg->mode = mode;
-        if (auto s = dataplane_.write_config(i, *cfg); !s) {
-          report(name + "/mode", name + ": " + s.error().message, now, errors);
-        }
+      if (auto s = write_mode(i, mode); !s) {
+        report(name + "/mode", name + ": " + s.error().message, now, errors);
+        mode_failed = true;
       }
     }
     if (auto s = dataplane_.publish(i, set, static_cast<uint64_t>(now.count()), salt_); !s) {
@@ -218,7 +223,10 @@ void Tick::write_dataplane(const law::Decision& d, std::chrono::nanoseconds now,
   }
   if (mode != mode_written_) {
     if (mode != mode_logged_) spdlog::info("data plane mode {}", law::to_string(d.mode));
-    mode_written_ = mode_logged_ = mode;
+    mode_logged_ = mode;
+    // A failed write is tried again next tick, on every interface: writing
+    // the mode an interface already has changes nothing.
+    if (!mode_failed) mode_written_ = mode;
   }
 }
 

@@ -101,6 +101,7 @@ class Tick {
  private:
   DataplaneSnapshot read_dataplane() const;
   law::TickInputs inputs(std::chrono::nanoseconds now, std::vector<std::string>& errors);
+  Status write_mode(size_t i, uint32_t mode) const;
   void write_dataplane(const law::Decision& d, std::chrono::nanoseconds now,
                        std::vector<std::string>& errors);
   void log_signal_changes();

@@ -316,6 +316,24 @@ TEST_F(TickTest, FailedPolicyWriteIsReportedAndRetriedNextTick) {
   EXPECT_EQ(last_set(0).generation, 2u);
 }
 
+TEST_F(TickTest, FailedModeWriteIsReportedAndRetriedNextTick) {
+  start(kQuietSignal);
+  dataplane_.ifaces[1].fail_next_config_write = true;
+  TickReport failed = next_tick();
+  EXPECT_EQ(failed.errors, std::vector<std::string>{"eth1: config map gone"});
+  EXPECT_TRUE(dataplane_.ifaces[1].modes_written.empty());
+  EXPECT_EQ(dataplane_.ifaces[1].published.size(), 1u) << "the policy is written regardless";
+
+  TickReport retried = next_tick();
+  EXPECT_TRUE(retried.errors.empty());
+  const auto observe = static_cast<uint32_t>(law::Mode::kObserve);
+  EXPECT_EQ(dataplane_.ifaces[1].modes_written, std::vector<uint32_t>{observe});
+
+  (void)next_tick();
+  EXPECT_EQ(dataplane_.ifaces[1].modes_written.size(), 1u) << "written once it is in place";
+  EXPECT_EQ(dataplane_.ifaces[0].modes_written.size(), 2u) << "first write, then the retry";
+}
+
 TEST(Reload, InterfaceAndRunDirChangesWaitForTheRestart) {
   config::Config running = parse("[daemon]\nrun_dir = \"/run/a\"\n");
   config::Config next =

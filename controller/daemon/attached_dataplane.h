@@ -20,9 +20,9 @@ class AttachedDataplane final : public DataplaneAccess {
   // Attaches to every interface of cfg; effective is cfg with the
   // operator's runtime changes applied (they decide the action).
   Status attach_all(const config::Config& cfg, const config::Config& effective);
-  // Ports, prefixes and the rarely changing config fields, on every
-  // interface. The mode is the tick's to write.
-  Status apply_settings(const config::Config& effective);
+  // Ports, prefixes and the rarely changing config fields of cfg (the
+  // effective config), on every interface. The mode is the tick's to write.
+  Status apply_settings(const config::Config& cfg);
   // For on_exit = detach.
   void detach_all();
 

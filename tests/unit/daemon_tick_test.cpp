@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <map>
@@ -135,10 +136,9 @@ config::Config parse(const std::string& toml) {
 }
 
 bool admits_all(const edgeshed_policy_set& set) {
-  for (const auto& c : set.cls) {
-    if (c.shed_frac != 0 || c.inflight_cap != 0 || c.tokens_per_sec != 0) return false;
-  }
-  return true;
+  return std::all_of(std::begin(set.cls), std::end(set.cls), [](const edgeshed_class_policy& c) {
+    return c.shed_frac == 0 && c.inflight_cap == 0 && c.tokens_per_sec == 0;
+  });
 }
 
 class TickTest : public ::testing::Test {

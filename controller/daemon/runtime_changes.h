@@ -18,14 +18,13 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "daemon/wall_clock.h"
 #include "ipc/requests.h"
 #include "ipc/state.h"
 #include "law/overrides.h"
 #include "law/types.h"
 
 namespace edgeshed::daemon {
-
-using WallTime = std::chrono::system_clock::time_point;
 
 template <class T>
 struct Timed {

@@ -1,0 +1,129 @@
+#include "daemon/attached_dataplane.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "dataplane/attach.h"
+
+namespace edgeshed::daemon {
+
+Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Config& effective) {
+  for (const auto& iface : cfg.interfaces) {
+    AttachOptions opts;
+    opts.iface = iface.name;
+    opts.hook = static_cast<uint32_t>(iface.hook);
+    opts.mode = static_cast<uint32_t>(cfg.dataplane.mode);
+    opts.action = static_cast<uint32_t>(effective.dataplane.action);
+    opts.draw = static_cast<uint32_t>(cfg.dataplane.draw);
+    opts.heartbeat_timeout_ns = static_cast<uint64_t>(cfg.daemon.heartbeat_timeout.count());
+    opts.rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
+    opts.events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
+    opts.event_sample = cfg.dataplane.event_sample;
+    auto attached = attach(opts);
+    if (!attached) return make_error(iface.name + ": " + attached.error().message);
+    spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
+                 iface.name, hook_name(opts.hook));
+    interfaces_.push_back({iface.name, std::move(attached->maps)});
+  }
+  return apply_settings(effective);
+}
+
+Status AttachedDataplane::apply_settings(const config::Config& cfg) {
+  std::vector<PortClass> ports;
+  for (const auto& p : cfg.ports) ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class)});
+  for (auto& iface : interfaces_) {
+    auto& maps = iface.maps;
+    if (auto s = maps.set_ports(ports); !s) return s;
+    // Prefixes are cleared then set: for a moment a source may fall back to
+    // its port's class. Reloads are rare; a torn trie never happens.
+    if (auto s = maps.clear_prefixes(); !s) return s;
+    for (const auto& p : cfg.prefixes) {
+      if (auto s = maps.set_prefix(p.prefix, static_cast<uint32_t>(p.traffic_class)); !s) return s;
+    }
+    // A probe must measure the service, not be shed by it: its source is
+    // critical (a probe without `source` uses the host's own address, which
+    // reaches a local service over loopback, past the shedder).
+    for (const auto& sig : cfg.signals) {
+      if (sig.kind != config::SignalKind::kProbe) continue;
+      auto source = sig.params["source"].value<std::string>();
+      if (!source) continue;
+      bool v6 = source->find(':') != std::string::npos;
+      auto prefix = config::parse_ip_prefix(*source + (v6 ? "/128" : "/32"));
+      if (!prefix) return make_error(sig.locate("source") + ": " + prefix.error().message);
+      if (auto s = maps.set_prefix(*prefix, EDGESHED_CLASS_CRITICAL); !s) return s;
+    }
+    auto dp = maps.read_config();
+    if (!dp) return dp.error();
+    dp->action = static_cast<uint32_t>(cfg.dataplane.action);
+    dp->draw = static_cast<uint32_t>(cfg.dataplane.draw);
+    dp->rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
+    dp->events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
+    dp->event_sample = cfg.dataplane.event_sample;
+    dp->heartbeat_timeout_ns = static_cast<uint64_t>(cfg.daemon.heartbeat_timeout.count());
+    if (auto s = maps.write_config(*dp); !s) return s;
+  }
+  return {};
+}
+
+void AttachedDataplane::detach_all() {
+  for (const auto& iface : interfaces_) {
+    if (auto s = detach(iface.name); !s) {
+      spdlog::error("{}", s.error().message);
+    } else {
+      spdlog::info("detached from {}", iface.name);
+    }
+  }
+}
+
+Result<ClassCounts> AttachedDataplane::read_inflight(size_t i) const {
+  return interfaces_[i].maps.read_inflight_classes();
+}
+
+Result<edgeshed_stats> AttachedDataplane::read_stats(size_t i) const {
+  return interfaces_[i].maps.read_stats();
+}
+
+Result<std::vector<signals::PortLatency>> AttachedDataplane::read_latency(size_t i) const {
+  return interfaces_[i].maps.read_latency();
+}
+
+Result<edgeshed_config> AttachedDataplane::read_config(size_t i) const {
+  return interfaces_[i].maps.read_config();
+}
+
+Status AttachedDataplane::write_config(size_t i, const edgeshed_config& cfg) const {
+  return interfaces_[i].maps.write_config(cfg);
+}
+
+Status AttachedDataplane::publish(size_t i, const edgeshed_policy_set& set, uint64_t heartbeat_ns,
+                                  uint32_t salt) const {
+  return interfaces_[i].maps.publish(set, heartbeat_ns, salt);
+}
+
+Result<signals::QueueSnapshot> AttachedDataplane::read_accept_queues() {
+  if (queue_readers_.empty()) {
+    for (const auto& iface : interfaces_) {
+      auto reader = AcceptQueueReader::open_pinned(pin_dir_for(iface.name));
+      if (!reader) return reader.error();
+      queue_readers_.push_back(std::move(*reader));
+    }
+  }
+  // Each interface has its own protected ports; a port on several sees
+  // the same sockets, so the worst reading of a port stands.
+  signals::QueueSnapshot merged;
+  for (const auto& reader : queue_readers_) {
+    auto snap = reader.read();
+    if (!snap) return snap.error();
+    for (const auto& [port, q] : *snap) {
+      auto& m = merged[port];
+      m.depth = std::max(m.depth, q.depth);
+      m.max_depth = std::max(m.max_depth, q.max_depth);
+      m.waiting = std::max(m.waiting, q.waiting);
+      m.oldest_ns = std::max(m.oldest_ns, q.oldest_ns);
+    }
+  }
+  return merged;
+}
+
+}  // namespace edgeshed::daemon

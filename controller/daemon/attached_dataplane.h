@@ -1,0 +1,50 @@
+// The data planes of the configured interfaces, as the daemon attached (or
+// adopted) them: attaching, the settings that follow the config (ports,
+// prefixes, the config map's rarely changing fields) and what is left at
+// exit. The production DataplaneAccess of the tick.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "daemon/dataplane_access.h"
+#include "dataplane/accept_queue.h"
+#include "dataplane/maps.h"
+
+namespace edgeshed::daemon {
+
+class AttachedDataplane final : public DataplaneAccess {
+ public:
+  // Attaches to every interface of cfg; effective is cfg with the
+  // operator's runtime changes applied (they decide the action).
+  Status attach_all(const config::Config& cfg, const config::Config& effective);
+  // Ports, prefixes and the rarely changing config fields of cfg (the
+  // effective config), on every interface. The mode is the tick's to write.
+  Status apply_settings(const config::Config& cfg);
+  // For on_exit = detach.
+  void detach_all();
+
+  size_t interface_count() const override { return interfaces_.size(); }
+  const std::string& interface_name(size_t i) const override { return interfaces_[i].name; }
+  Result<ClassCounts> read_inflight(size_t i) const override;
+  Result<edgeshed_stats> read_stats(size_t i) const override;
+  Result<std::vector<signals::PortLatency>> read_latency(size_t i) const override;
+  Result<edgeshed_config> read_config(size_t i) const override;
+  Status write_config(size_t i, const edgeshed_config& cfg) const override;
+  Status publish(size_t i, const edgeshed_policy_set& set, uint64_t heartbeat_ns,
+                 uint32_t salt) const override;
+  Result<signals::QueueSnapshot> read_accept_queues() override;
+
+ private:
+  struct Interface {
+    std::string name;
+    Maps maps;
+  };
+  std::vector<Interface> interfaces_;
+  // Opened on first use: only an accept_queue signal needs the iterator.
+  std::vector<AcceptQueueReader> queue_readers_;
+};
+
+}  // namespace edgeshed::daemon

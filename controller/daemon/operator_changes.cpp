@@ -1,0 +1,85 @@
+#include "daemon/operator_changes.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "ipc/run_dir.h"
+
+namespace edgeshed::daemon {
+
+OperatorChanges::OperatorChanges(std::string path, const WallClock& wall, Apply apply)
+    : path_(std::move(path)), wall_(wall), apply_(std::move(apply)) {}
+
+void OperatorChanges::load() {
+  std::ifstream in(path_);
+  if (!in) return;  // none saved
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto changes = j.is_discarded() ? Result<RuntimeChanges>(make_error("not JSON"))
+                                  : RuntimeChanges::from_json(j);
+  if (!changes) {
+    // Kept for the operator to read.
+    const std::string kept = path_ + ".invalid";
+    if (std::rename(path_.c_str(), kept.c_str()) != 0) {
+      spdlog::error("runtime changes in {} ignored ({}); left in place, cannot move to {}: {}",
+                    path_, changes.error().message, kept, std::strerror(errno));
+    } else {
+      spdlog::error("runtime changes in {} ignored ({}); moved to {}", path_,
+                    changes.error().message, kept);
+    }
+    return;
+  }
+  changes_ = std::move(*changes);
+  const WallTime now = wall_.now();
+  for (const auto& e : changes_.expire(now))
+    spdlog::info("operator: {} while the daemon was down", e);
+  if (!changes_.empty()) {
+    spdlog::info("operator changes kept from before the restart: {}",
+                 ipc::to_json(changes_.describe(now)).dump());
+  }
+}
+
+void OperatorChanges::save() const {
+  if (changes_.empty()) {
+    if (auto s = ipc::remove_file(path_); !s) {
+      spdlog::error("{}: a restart would bring back the cleared changes", s.error().message);
+    }
+    return;
+  }
+  if (auto s = ipc::write_file_atomically(path_, changes_.to_json().dump(1) + "\n", 0600); !s) {
+    spdlog::error("runtime changes not saved, a restart would lose them: {}", s.error().message);
+  }
+}
+
+nlohmann::json OperatorChanges::handle(const nlohmann::json& request) {
+  auto parsed = ipc::parse_request(request);
+  if (parsed && std::holds_alternative<ipc::PingRequest>(*parsed)) {
+    return ipc::to_json(ipc::Reply::pong(getpid()));
+  }
+  auto changed =
+      parsed ? changes_.apply(*parsed, wall_.now()) : Result<std::string>(parsed.error());
+  if (!changed) {
+    spdlog::warn("operator request refused: {} ({})", changed.error().message, request.dump());
+    return ipc::to_json(ipc::Reply::failure(changed.error().message));
+  }
+  spdlog::info("operator: {}", *changed);
+  save();
+  apply();
+  // In force from the next tick: an extra tick here would count towards the
+  // law's dwell times.
+  return ipc::to_json(ipc::Reply::success(*changed));
+}
+
+void OperatorChanges::expire(WallTime now) {
+  const auto expired = changes_.expire(now);
+  if (expired.empty()) return;
+  for (const auto& e : expired) spdlog::info("operator: {}", e);
+  save();
+  apply();
+}
+
+}  // namespace edgeshed::daemon

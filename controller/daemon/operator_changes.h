@@ -1,0 +1,49 @@
+// The operator's runtime changes as the daemon keeps them: loaded from and
+// saved to the run directory, changed by control requests, expired by the
+// tick (at the wall time the tick read). Where they take effect (the law's pins, the data plane's
+// settings) is the apply callback's business, wired by the daemon.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "daemon/runtime_changes.h"
+#include "daemon/wall_clock.h"
+
+namespace edgeshed::daemon {
+
+class OperatorChanges {
+ public:
+  using Apply = std::function<void(const RuntimeChanges&)>;
+
+  // path: the runtime file (kRuntimeFileName in the run directory).
+  OperatorChanges(std::string path, const WallClock& wall, Apply apply);
+
+  // Reads the changes saved before a restart. An unreadable file is moved
+  // aside: starting without them is safer than not starting at all.
+  void load();
+  // One control request; the reply for the client.
+  nlohmann::json handle(const nlohmann::json& request);
+  // Drops what ran out; saves and applies the rest if anything did.
+  void expire(WallTime now);
+  // Hands the current changes to the apply callback.
+  void apply() const { apply_(changes_); }
+
+  const RuntimeChanges& changes() const { return changes_; }
+  config::Config applied_to(config::Config cfg) const {
+    return changes_.applied_to(std::move(cfg));
+  }
+
+ private:
+  void save() const;
+
+  std::string path_;
+  const WallClock& wall_;
+  Apply apply_;
+  RuntimeChanges changes_;
+};
+
+}  // namespace edgeshed::daemon

@@ -1,0 +1,102 @@
+#include "daemon/publisher.h"
+
+#include <cstdio>
+
+#include "daemon/state_file.h"
+#include "ipc/run_dir.h"
+
+namespace edgeshed::daemon {
+
+Publisher::Publisher(const config::Config& config, std::string config_path,
+                     const law::Clock& steady, const OperatorChanges& changes,
+                     ServiceNotifier& notifier)
+    : config_(config),
+      config_path_(std::move(config_path)),
+      steady_(steady),
+      changes_(changes),
+      notifier_(notifier) {}
+
+std::string Publisher::run_path(const char* name) const {
+  return config_.daemon.run_dir + "/" + name;
+}
+
+Status Publisher::serve_metrics() {
+  if (!config_.metrics.enabled) return {};
+  auto m = MetricsServer::start(config_.metrics.address, config_.metrics.port);
+  if (!m) return m.error();
+  metrics_ = std::move(*m);
+  return {};
+}
+
+void Publisher::publish(const TickOutcome& o) {
+  if (o.decision.level_changed) ++level_changes_;
+  auto state = make_state(
+      {o.decision, o.signals, o.now, o.level_since, o.interfaces, config_path_,
+       config_.daemon.tick, o.latency, changes_.changes().describe(o.wall_now),
+       config_.metrics.enabled ? std::optional<std::string>(config_.metrics.address + ":" +
+                                                            std::to_string(config_.metrics.port))
+                               : std::nullopt});
+  if (auto s = ipc::write_state_file(state, run_path(ipc::kStateFileName)); !s) {
+    errors_.error("state", s.error().message, o.now);
+  }
+  write_level_file(o.decision.level, o.now);
+  tick_seconds_.observe(std::chrono::duration<double>(steady_.now() - o.now).count());
+  publish_metrics(o);
+  notifier_.tick(o.now);
+}
+
+// Rewritten on change only: a service may watch it with inotify.
+void Publisher::write_level_file(law::Level level, std::chrono::nanoseconds now) {
+  if (level_file_written_ == level) return;
+  auto s = ipc::write_file_atomically(run_path(ipc::kLevelFileName),
+                                 std::string(law::to_string(level)) + "\n", 0644);
+  if (!s) {
+    errors_.error("level", s.error().message, now);
+    return;
+  }
+  level_file_written_ = level;
+  notifier_.status("level " + std::string(law::to_string(level)));
+}
+
+void Publisher::publish_metrics(const TickOutcome& o) {
+  if (!metrics_) return;
+  const law::Decision& d = o.decision;
+  auto m = std::make_shared<MetricsSnapshot>();
+  m->level = d.level;
+  m->pressure = d.pressure;
+  m->level_pinned = d.level_pinned;
+  m->mode = d.mode;
+  m->fail_open = d.fail_open;
+  m->adaptive_limit = d.adaptive_limit;
+  m->policies = d.policies;
+  if (o.dataplane.inflight) {
+    for (size_t c = 0; c < law::kNumClasses; ++c) m->inflight[c] = (*o.dataplane.inflight)[c];
+  }
+  const auto now = steady_.now();
+  for (const auto& sig : o.signals) {
+    SignalMetric g;
+    g.name = sig.config.name;
+    g.kind = std::string(config::to_string(sig.config.kind));
+    g.target = sig.config.target;
+    g.stale = sig.stale;
+    if (sig.has_sample) {
+      g.value = sig.last_good.value;
+      g.age_seconds = std::chrono::duration<double>(now - sig.last_good.taken).count();
+    }
+    m->signals.push_back(std::move(g));
+  }
+  for (const auto& [name, stats] : o.dataplane.per_interface)
+    m->interfaces.push_back({name, stats});
+  m->level_changes = level_changes_;
+  m->reloads_ok = reloads_ok_;
+  m->reloads_failed = reloads_failed_;
+  m->ticks = tick_seconds_;
+  metrics_->publish(std::move(m));
+}
+
+void Publisher::withdraw() {
+  (void)std::remove(run_path(ipc::kStateFileName).c_str());  // absent already is as good
+  (void)std::remove(run_path(ipc::kLevelFileName).c_str());
+}
+
+}  // namespace edgeshed::daemon

@@ -1,0 +1,58 @@
+// What the daemon tells the world after each tick: the state file (for
+// `edgeshed status`), the level file (for the protected service, rewritten
+// on change only), the Prometheus metrics and systemd's status and watchdog.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "daemon/log_limiter.h"
+#include "daemon/metrics.h"
+#include "daemon/metrics_server.h"
+#include "daemon/operator_changes.h"
+#include "daemon/service_notify.h"
+#include "daemon/tick.h"
+#include "law/clock.h"
+
+namespace edgeshed::daemon {
+
+class Publisher final : public TickPublisher {
+ public:
+  // config is the daemon's running config, replaced in place by a reload;
+  // all references must outlive the publisher.
+  Publisher(const config::Config& config, std::string config_path, const law::Clock& steady,
+            const OperatorChanges& changes, ServiceNotifier& notifier);
+
+  // Binds the metrics listener when the config enables it.
+  Status serve_metrics();
+  void publish(const TickOutcome& outcome) override;
+  void count_reload(bool ok) { ++(ok ? reloads_ok_ : reloads_failed_); }
+  // At a clean stop: status must not show a stopped daemon as running, and
+  // a service must not act on the level of a daemon that no longer decides.
+  void withdraw();
+
+ private:
+  void write_level_file(law::Level level, std::chrono::nanoseconds now);
+  void publish_metrics(const TickOutcome& outcome);
+  std::string run_path(const char* name) const;
+
+  const config::Config& config_;
+  std::string config_path_;
+  const law::Clock& steady_;
+  const OperatorChanges& changes_;
+  ServiceNotifier& notifier_;
+  std::unique_ptr<MetricsServer> metrics_;
+  TickHistogram tick_seconds_;
+  uint64_t level_changes_ = 0;
+  uint64_t reloads_ok_ = 0;
+  uint64_t reloads_failed_ = 0;
+  std::optional<law::Level> level_file_written_;
+  LogLimiter errors_{std::chrono::seconds(10)};
+};
+
+}  // namespace edgeshed::daemon

@@ -1,0 +1,29 @@
+#include "daemon/reload.h"
+
+namespace edgeshed::daemon {
+
+ReloadPlan plan_reload(config::Config next, const config::Config& running) {
+  ReloadPlan plan;
+  if (next.daemon.run_dir != running.daemon.run_dir ||
+      next.metrics.enabled != running.metrics.enabled ||
+      next.metrics.address != running.metrics.address ||
+      next.metrics.port != running.metrics.port) {
+    plan.deferred.emplace_back(
+        "daemon.run_dir and [metrics] changes take effect at the next restart");
+    next.daemon.run_dir = running.daemon.run_dir;
+    next.metrics = running.metrics;
+  }
+  bool same_interfaces = next.interfaces.size() == running.interfaces.size();
+  for (size_t i = 0; same_interfaces && i < next.interfaces.size(); ++i) {
+    same_interfaces = next.interfaces[i].name == running.interfaces[i].name &&
+                      next.interfaces[i].hook == running.interfaces[i].hook;
+  }
+  if (!same_interfaces) {
+    plan.deferred.emplace_back("interface changes take effect at the next restart");
+    next.interfaces = running.interfaces;
+  }
+  plan.config = std::move(next);
+  return plan;
+}
+
+}  // namespace edgeshed::daemon

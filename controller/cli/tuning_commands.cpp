@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/names.h"
 #include "cli/status_model.h"
+#include "common/names.h"
 #include "config/duration.h"
 #include "config/ip_prefix.h"
 #include "dataplane/attach.h"
@@ -18,8 +19,8 @@
 namespace edgeshed {
 namespace {
 
-const std::vector<std::string> kLevels = {"normal", "elevated", "high", "critical"};
-const std::vector<std::string> kClasses = {"critical", "normal", "background"};
+const std::vector<std::string> kLevels = names::all_names(names::kLevels);
+const std::vector<std::string> kClasses = names::all_names(names::kClasses);
 
 CLI::Validator duration_validator() {
   return CLI::Validator(
@@ -102,7 +103,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     auto* cmd = app.add_subcommand(
         "mode", "Switch shedding off, to observe (count would-sheds only) or to enforce");
     ctx.choose(cmd->add_option("MODE", a->mode, "off, observe or enforce")->required(),
-               {"off", "observe", "enforce"});
+               names::all_names(names::kModes));
     add_for_option(cmd, a->for_text);
     add_direct_iface_option(cmd, ctx);
     cmd->callback([a, &ctx] {
@@ -111,15 +112,16 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
           return send(ctx, ipc::ModeRequest{*law::parse_mode(a->mode), for_seconds(a->for_text)});
         }
         if (!a->for_text.empty()) return direct_without_for();
-        int rc = on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-          auto cfg = maps.read_config();
-          if (!cfg) return cfg.error();
-          cfg->mode = *parse_mode(a->mode);
-          if (auto s = maps.write_config(*cfg); !s) return s;
-          std::cout << iface << ": mode " << a->mode
-                    << " (no daemon running: written to the data plane directly)\n";
-          return {};
-        });
+        int rc = on_interfaces(
+            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+              auto cfg = maps.read_config();
+              if (!cfg) return cfg.error();
+              cfg->mode = *parse_mode(a->mode);
+              if (auto s = maps.write_config(*cfg); !s) return s;
+              std::cout << iface << ": mode " << a->mode
+                        << " (no daemon running: written to the data plane directly)\n";
+              return {};
+            });
         return rc;
       };
     });
@@ -131,7 +133,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     };
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("action", "Answer shed SYNs with a RST or drop them silently");
-    ctx.choose(cmd->add_option("ACTION", a->action, "drop or rst")->required(), {"drop", "rst"});
+    ctx.choose(cmd->add_option("ACTION", a->action, "drop or rst")->required(),
+               names::all_names(names::kActions));
     add_for_option(cmd, a->for_text);
     add_direct_iface_option(cmd, ctx);
     cmd->callback([a, &ctx] {
@@ -141,15 +144,16 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
                                               for_seconds(a->for_text)});
         }
         if (!a->for_text.empty()) return direct_without_for();
-        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-          auto cfg = maps.read_config();
-          if (!cfg) return cfg.error();
-          cfg->action = *parse_action(a->action);
-          if (auto s = maps.write_config(*cfg); !s) return s;
-          std::cout << iface << ": action " << a->action
-                    << " (no daemon running: written to the data plane directly)\n";
-          return {};
-        });
+        return on_interfaces(
+            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+              auto cfg = maps.read_config();
+              if (!cfg) return cfg.error();
+              cfg->action = *parse_action(a->action);
+              if (auto s = maps.write_config(*cfg); !s) return s;
+              std::cout << iface << ": action " << a->action
+                        << " (no daemon running: written to the data plane directly)\n";
+              return {};
+            });
       };
     });
   }
@@ -200,7 +204,10 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
         ->check(CLI::Range(1u, 1000000000u))
         ->needs(r);
     add_for_option(cmd, a->for_text);
-    cmd->add_flag("--clear", a->clear, "Remove the class's override")->excludes(f)->excludes(c)->excludes(r);
+    cmd->add_flag("--clear", a->clear, "Remove the class's override")
+        ->excludes(f)
+        ->excludes(c)
+        ->excludes(r);
     cmd->callback([a, &ctx] {
       if (!a->clear && !a->admit_fraction && !a->cap && !a->rate) {
         throw CLI::ValidationError("give --admit-fraction, --cap, --rate or --clear");
@@ -224,8 +231,9 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->require_subcommand(1);
     auto* add = cmd->add_subcommand("add", "Protect PORT (new connections to it may be shed)");
     add->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
-    ctx.choose(add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
-               kClasses);
+    ctx.choose(
+        add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
+        kClasses);
     auto* rm = cmd->add_subcommand("remove", "Stop protecting PORT (its SYNs always pass)");
     rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
     add_direct_iface_option(add, ctx);
@@ -235,16 +243,17 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
         if (daemon_running(ctx)) {
           return send(ctx, ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)});
         }
-        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-          auto ports = maps.read_ports();
-          if (!ports) return ports.error();
-          std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
-          ports->push_back({static_cast<uint16_t>(a->port), *parse_class(a->cls)});
-          if (auto s = maps.set_ports(*ports); !s) return s;
-          std::cout << iface << ": port " << a->port << " protected as " << a->cls
-                    << " (no daemon running: written to the data plane directly)\n";
-          return {};
-        });
+        return on_interfaces(
+            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+              auto ports = maps.read_ports();
+              if (!ports) return ports.error();
+              std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
+              ports->push_back({static_cast<uint16_t>(a->port), *parse_class(a->cls)});
+              if (auto s = maps.set_ports(*ports); !s) return s;
+              std::cout << iface << ": port " << a->port << " protected as " << a->cls
+                        << " (no daemon running: written to the data plane directly)\n";
+              return {};
+            });
       };
     });
     rm->callback([a, &ctx] {
@@ -252,15 +261,16 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
         if (daemon_running(ctx)) {
           return send(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)});
         }
-        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-          auto ports = maps.read_ports();
-          if (!ports) return ports.error();
-          std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
-          if (auto s = maps.set_ports(*ports); !s) return s;
-          std::cout << iface << ": port " << a->port
-                    << " unprotected (no daemon running: written to the data plane directly)\n";
-          return {};
-        });
+        return on_interfaces(
+            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+              auto ports = maps.read_ports();
+              if (!ports) return ports.error();
+              std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
+              if (auto s = maps.set_ports(*ports); !s) return s;
+              std::cout << iface << ": port " << a->port
+                        << " unprotected (no daemon running: written to the data plane directly)\n";
+              return {};
+            });
       };
     });
   }
@@ -292,12 +302,13 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
           return send(ctx, ipc::PrefixRequest{*check(), traffic_class(a->cls)});
         }
         auto prefix = *check();
-        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-          if (auto s = maps.set_prefix(prefix, *parse_class(a->cls)); !s) return s;
-          std::cout << iface << ": " << config::to_string(prefix) << " classed " << a->cls
-                    << " (no daemon running: written to the data plane directly)\n";
-          return {};
-        });
+        return on_interfaces(
+            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+              if (auto s = maps.set_prefix(prefix, *parse_class(a->cls)); !s) return s;
+              std::cout << iface << ": " << config::to_string(prefix) << " classed " << a->cls
+                        << " (no daemon running: written to the data plane directly)\n";
+              return {};
+            });
       };
     });
     rm->callback([a, &ctx, check] {
@@ -305,12 +316,13 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       ctx.run = [a, &ctx, check] {
         if (daemon_running(ctx)) return send(ctx, ipc::PrefixRemoveRequest{*check()});
         auto prefix = *check();
-        return on_interfaces(ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-          if (auto s = maps.remove_prefix(prefix); !s) return s;
-          std::cout << iface << ": override of " << config::to_string(prefix)
-                    << " removed (no daemon running: written to the data plane directly)\n";
-          return {};
-        });
+        return on_interfaces(
+            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+              if (auto s = maps.remove_prefix(prefix); !s) return s;
+              std::cout << iface << ": override of " << config::to_string(prefix)
+                        << " removed (no daemon running: written to the data plane directly)\n";
+              return {};
+            });
       };
     });
   }
@@ -318,7 +330,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
   {
     auto what = std::make_shared<std::string>("all");
     auto* cmd = app.add_subcommand(
-        "reset", "Undo runtime changes: all, mode, action, level, class:CLASS, port:PORT, prefix:CIDR");
+        "reset",
+        "Undo runtime changes: all, mode, action, level, class:CLASS, port:PORT, prefix:CIDR");
     cmd->add_option("WHAT", *what, "What to give back to the config file")->capture_default_str();
     cmd->callback([what, &ctx] {
       ctx.run = [what, &ctx] {

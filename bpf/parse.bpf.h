@@ -119,6 +119,33 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	return EDGESHED_PARSE_SYN;
 }
 
+/*
+ * The TCP segment of an IP datagram. In a first fragment, one that is no SYN
+ * is a fragment like any other, and a header cut short may go on in the next
+ * fragment: too deep, not malformed.
+ */
+static __always_inline int parse_datagram_tcp(void *data, void *data_end,
+					      __u32 off, __u32 l4_len,
+					      struct edgeshed_pkt *pkt)
+{
+	int ret;
+
+	ret = parse_tcp(data, data_end, off, l4_len,
+			pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
+					      EDGESHED_PARSE_UNPARSED,
+			pkt);
+	if (ret == EDGESHED_PARSE_OTHER && pkt->first_fragment)
+		return EDGESHED_PARSE_FRAGMENT;
+	return ret;
+}
+
+/* Another protocol than TCP: in a first fragment, counted as a fragment. */
+static __always_inline int not_tcp(const struct edgeshed_pkt *pkt)
+{
+	return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
+				     EDGESHED_PARSE_OTHER;
+}
+
 /* One's complement sum over the header: all ones when it is intact. The
  * sum does not depend on byte order, so the words are added as read. */
 static __always_inline int ipv4_checksum_ok(const struct iphdr *iph,
@@ -172,14 +199,9 @@ static __always_inline int parse_ipv4(void *data, void *data_end,
 		return EDGESHED_PARSE_FRAGMENT;
 	pkt->first_fragment = !!(frag & IPV4_MF);
 	if (iph->protocol != IPPROTO_TCP)
-		return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
-					     EDGESHED_PARSE_OTHER;
-	ret = parse_tcp(data, data_end, off + ihl_bytes, tot_len - ihl_bytes,
-			pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
-					      EDGESHED_PARSE_UNPARSED,
-			pkt);
-	if (ret == EDGESHED_PARSE_OTHER && pkt->first_fragment)
-		return EDGESHED_PARSE_FRAGMENT;
+		return not_tcp(pkt);
+	ret = parse_datagram_tcp(data, data_end, off + ihl_bytes,
+				 tot_len - ihl_bytes, pkt);
 	if (ret != EDGESHED_PARSE_SYN && ret != EDGESHED_PARSE_TOO_DEEP)
 		return ret;
 	pkt->family = AF_INET;
@@ -245,8 +267,7 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 			ext_off += sizeof(*frag);
 			break;
 		default:
-			return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
-						     EDGESHED_PARSE_OTHER;
+			return not_tcp(pkt);
 		}
 		if (ext_off > payload_len)
 			return EDGESHED_PARSE_UNPARSED;
@@ -261,17 +282,11 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 		ret = EDGESHED_PARSE_TOO_DEEP; /* chain longer than we walk */
 		goto addresses;
 	default:
-		return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
-					     EDGESHED_PARSE_OTHER;
+		return not_tcp(pkt);
 	}
 tcp:
-	ret = parse_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
-			payload_len - ext_off,
-			pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
-					      EDGESHED_PARSE_UNPARSED,
-			pkt);
-	if (ret == EDGESHED_PARSE_OTHER && pkt->first_fragment)
-		return EDGESHED_PARSE_FRAGMENT;
+	ret = parse_datagram_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
+				 payload_len - ext_off, pkt);
 	if (ret != EDGESHED_PARSE_SYN && ret != EDGESHED_PARSE_TOO_DEEP)
 		return ret;
 addresses:

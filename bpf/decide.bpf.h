@@ -76,17 +76,38 @@ static __always_inline __u32 mix32(__u32 h)
 	return h;
 }
 
-static __always_inline __u32 source_hash(__u8 family, const __be32 *saddr,
+/* The word of an address that holds bits [32 * word, 32 * word + 32) of it,
+ * keeping only those within the first prefix bits. */
+static __always_inline __be32 prefix_word(const __be32 *addr, int word,
+					  int prefix)
+{
+	int bits = prefix - 32 * word;
+
+	if (bits <= 0)
+		return 0;
+	if (bits >= 32)
+		return addr[word];
+	return addr[word] & bpf_htonl(~0u << (32 - bits));
+}
+
+static __always_inline __u32 source_hash(const struct edgeshed_config *cfg,
+					 __u8 family, const __be32 *saddr,
 					 __u32 salt)
 {
-	__u32 h = mix32(salt ^ saddr[0]);
+	int prefix;
+	__u32 h;
 
-	if (family == AF_INET6) {
-		h = mix32(h ^ saddr[1]);
-		h = mix32(h ^ saddr[2]);
-		h = mix32(h ^ saddr[3]);
+	if (family != AF_INET6) {
+		prefix = cfg->hash_prefix4 ? cfg->hash_prefix4 :
+					     EDGESHED_DEFAULT_HASH_PREFIX4;
+		return mix32(salt ^ prefix_word(saddr, 0, prefix));
 	}
-	return h;
+	prefix = cfg->hash_prefix6 ? cfg->hash_prefix6 :
+				     EDGESHED_DEFAULT_HASH_PREFIX6;
+	h = mix32(salt ^ prefix_word(saddr, 0, prefix));
+	h = mix32(h ^ prefix_word(saddr, 1, prefix));
+	h = mix32(h ^ prefix_word(saddr, 2, prefix));
+	return mix32(h ^ prefix_word(saddr, 3, prefix));
 }
 
 static __always_inline int shed_by_fraction(const struct edgeshed_config *cfg,
@@ -101,7 +122,7 @@ static __always_inline int shed_by_fraction(const struct edgeshed_config *cfg,
 	if (cfg->draw == EDGESHED_DRAW_RANDOM)
 		draw = bpf_get_prandom_u32();
 	else
-		draw = source_hash(pkt->family, pkt->saddr, ctl->salt);
+		draw = source_hash(cfg, pkt->family, pkt->saddr, ctl->salt);
 	return (draw & FRAC_MASK) < shed_frac;
 }
 

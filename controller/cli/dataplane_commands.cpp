@@ -44,6 +44,8 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
     std::vector<std::string> ports;
     double heartbeat_timeout_ms = 1000;
     uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
+    uint32_t hash_prefix_v4 = EDGESHED_DEFAULT_HASH_PREFIX4;
+    uint32_t hash_prefix_v6 = EDGESHED_DEFAULT_HASH_PREFIX6;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -64,6 +66,14 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(0.0, 3600e3));
   cmd->add_option("--rst-per-sec", args->rst_per_sec, "RST budget per CPU and second")
       ->check(CLI::Range(0u, 10000000u));
+  cmd->add_option("--hash-prefix-v4", args->hash_prefix_v4,
+                  "Leading bits of an IPv4 source the source-hash draw covers")
+      ->check(CLI::Range(1u, 32u))
+      ->capture_default_str();
+  cmd->add_option("--hash-prefix-v6", args->hash_prefix_v6,
+                  "Leading bits of an IPv6 source the source-hash draw covers")
+      ->check(CLI::Range(1u, 128u))
+      ->capture_default_str();
   cmd->callback([args, &ctx] {
     ctx.run = [args] {
       AttachOptions opts;
@@ -75,6 +85,8 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       opts.heartbeat_timeout_ns =
           static_cast<uint64_t>(std::llround(args->heartbeat_timeout_ms * kNsPerMs));
       opts.rst_per_sec_per_cpu = args->rst_per_sec;
+      opts.hash_prefix4 = args->hash_prefix_v4;
+      opts.hash_prefix6 = args->hash_prefix_v6;
       if (!args->ports.empty()) {
         std::vector<PortClass> ports;
         for (const auto& spec : args->ports) {

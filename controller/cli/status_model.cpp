@@ -240,6 +240,8 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   }
   j["events_per_sec_per_cpu"] = cfg->events_per_sec_per_cpu;
   j["rst_per_sec_per_cpu"] = cfg->rst_per_sec_per_cpu;
+  j["hash_prefix_v4"] = cfg->hash_prefix4 ? cfg->hash_prefix4 : EDGESHED_DEFAULT_HASH_PREFIX4;
+  j["hash_prefix_v6"] = cfg->hash_prefix6 ? cfg->hash_prefix6 : EDGESHED_DEFAULT_HASH_PREFIX6;
   j["level"] = set->level;
   j["policy_generation"] = set->generation;
   j["ports"] = Json::array();

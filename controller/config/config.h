@@ -92,6 +92,9 @@ struct DataplaneConfig {
   Draw draw = Draw::kSourceHash;
   std::chrono::nanoseconds salt_rotation = std::chrono::seconds(60);
   uint32_t rst_per_sec_per_cpu = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
+  // Leading bits of a source address the source-hash draw covers.
+  uint32_t hash_prefix_v4 = EDGESHED_DEFAULT_HASH_PREFIX4;
+  uint32_t hash_prefix_v6 = EDGESHED_DEFAULT_HASH_PREFIX6;
   // Sampled shed events for `edgeshed events`: at most this many per CPU
   // and second (0: none), from 1 in event_sample sheds.
   uint32_t events_per_sec_per_cpu = 100;

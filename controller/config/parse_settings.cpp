@@ -93,6 +93,8 @@ void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane) {
   reader.choice("draw", dataplane.draw, names::kDraws);
   reader.duration("salt_rotation", dataplane.salt_rotation, seconds(1), std::chrono::hours(24));
   reader.integer("rst_per_sec_per_cpu", dataplane.rst_per_sec_per_cpu, 0, 10'000'000);
+  reader.integer("hash_prefix_v4", dataplane.hash_prefix_v4, 1, 32);
+  reader.integer("hash_prefix_v6", dataplane.hash_prefix_v6, 1, 128);
   reader.integer("events_per_sec_per_cpu", dataplane.events_per_sec_per_cpu, 0, 1'000'000);
   reader.integer("event_sample", dataplane.event_sample, 1, 1'000'000);
   reader.reject_unknown_keys();

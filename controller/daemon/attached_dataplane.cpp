@@ -20,6 +20,8 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     opts.rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
     opts.events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
     opts.event_sample = cfg.dataplane.event_sample;
+    opts.hash_prefix4 = cfg.dataplane.hash_prefix_v4;
+    opts.hash_prefix6 = cfg.dataplane.hash_prefix_v6;
     auto attached = attach(opts);
     if (!attached) return make_error(iface.name + ": " + attached.error().message);
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
@@ -60,6 +62,8 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
     dp->rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
     dp->events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
     dp->event_sample = cfg.dataplane.event_sample;
+    dp->hash_prefix4 = static_cast<uint8_t>(cfg.dataplane.hash_prefix_v4);
+    dp->hash_prefix6 = static_cast<uint8_t>(cfg.dataplane.hash_prefix_v6);
     dp->heartbeat_timeout_ns = static_cast<uint64_t>(cfg.daemon.heartbeat_timeout.count());
     if (auto s = maps.write_config(*dp); !s) return s;
   }

@@ -299,6 +299,8 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   cfg.rst_per_sec_per_cpu = opts.rst_per_sec_per_cpu;
   cfg.events_per_sec_per_cpu = opts.events_per_sec_per_cpu;
   cfg.event_sample = opts.event_sample;
+  cfg.hash_prefix4 = static_cast<uint8_t>(opts.hash_prefix4);
+  cfg.hash_prefix6 = static_cast<uint8_t>(opts.hash_prefix6);
   // Our namespace is the interface's: if_nametoindex found it here.
   struct stat ns {};
   if (stat("/proc/self/ns/net", &ns) != 0) {

@@ -32,6 +32,9 @@ struct AttachOptions {
   uint32_t rst_per_sec_per_cpu = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
   uint32_t events_per_sec_per_cpu = 100;
   uint32_t event_sample = 1;
+  // Leading bits of a source address the source-hash draw covers.
+  uint32_t hash_prefix4 = EDGESHED_DEFAULT_HASH_PREFIX4;
+  uint32_t hash_prefix6 = EDGESHED_DEFAULT_HASH_PREFIX6;
   // Replaces the port table when set; an adopting attach without ports
   // keeps the running table.
   std::optional<std::vector<PortClass>> ports;

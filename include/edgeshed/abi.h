@@ -25,6 +25,9 @@
 #define EDGESHED_ABI_VERSION 5
 
 #define EDGESHED_MAC_LEN 6
+/* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
+#define EDGESHED_DEFAULT_HASH_PREFIX4 32
+#define EDGESHED_DEFAULT_HASH_PREFIX6 64
 
 /* Priority classes; lower value = more important, shed last. */
 enum edgeshed_class {
@@ -145,7 +148,11 @@ struct edgeshed_config {
 	/* The attached interface's MAC: at XDP, a shed SYN to another
 	 * destination MAC is dropped, never answered with a RST. */
 	__u8 if_mac[EDGESHED_MAC_LEN];
-	__u16 _pad;
+	/* Source-hash draw: the leading bits of the address it hashes, so a
+	 * client cannot retry from the next address of its own network until
+	 * it is admitted. 0: EDGESHED_DEFAULT_HASH_PREFIX4/6. */
+	__u8 hash_prefix4;
+	__u8 hash_prefix6;
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 64, "config ABI");
 

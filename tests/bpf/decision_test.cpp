@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <string>
 
@@ -112,6 +113,39 @@ TEST_P(DecisionTest, SourceHashIsConsistentPerClientAndSplitsClients) {
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/2);
   for (int i = 0; i < 250; ++i) after.push_back(syn(kNormalPort, source(i)));
   EXPECT_NE(before, after);
+}
+
+// The draw hashes a prefix of the source: by default an IPv6 client's whole
+// /64, so it cannot retry from its next address until it is admitted.
+TEST_P(DecisionTest, SourceHashCoversTheConfiguredPrefix) {
+  auto v6 = [this](int i) {
+    char addr[64];
+    std::snprintf(addr, sizeof(addr), "2001:db8:0:%x::%x", i / 16, i % 16 + 1);
+    return dp_.run(GetParam(), PacketBuilder::syn_v6(40000, kNormalPort, addr).build()).verdict;
+  };
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/1);
+  // 16 /64s of 16 addresses each: one verdict per /64, and both verdicts.
+  int shed_nets = 0;
+  for (int net = 0; net < 16; ++net) {
+    const Verdict first = v6(net * 16);
+    for (int i = 1; i < 16; ++i) EXPECT_EQ(v6(net * 16 + i), first) << "net " << net << " host " << i;
+    shed_nets += first == Verdict::kDrop;
+  }
+  EXPECT_GT(shed_nets, 0);
+  EXPECT_LT(shed_nets, 16);
+
+  // /128: the addresses of one /64 draw apart.
+  auto cfg = dp_.config();
+  cfg.hash_prefix6 = 128;
+  cfg.hash_prefix4 = 24;
+  dp_.set_config(cfg);
+  int shed_hosts = 0;
+  for (int i = 0; i < 16; ++i) shed_hosts += v6(i) == Verdict::kDrop;
+  EXPECT_GT(shed_hosts, 0);
+  EXPECT_LT(shed_hosts, 16);
+  // IPv4 /24: one verdict for all of 198.51.100.0/24.
+  const Verdict first = syn(kNormalPort, source(0));
+  for (int i = 1; i < 250; ++i) EXPECT_EQ(syn(kNormalPort, source(i)), first) << source(i);
 }
 
 TEST_P(DecisionTest, RandomDrawVariesPerSyn) {

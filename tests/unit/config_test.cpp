@@ -61,6 +61,8 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(config.dataplane.draw, Draw::kSourceHash);
   EXPECT_EQ(config.dataplane.salt_rotation, seconds(60));
   EXPECT_EQ(config.dataplane.rst_per_sec_per_cpu, EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU);
+  EXPECT_EQ(config.dataplane.hash_prefix_v4, 32u);
+  EXPECT_EQ(config.dataplane.hash_prefix_v6, 64u);
   EXPECT_TRUE(config.interfaces.empty());
   ASSERT_EQ(config.signals.size(), 1u);  // the default: how full the limit is
   EXPECT_EQ(config.signals[0].kind, SignalKind::kLimit);
@@ -89,6 +91,8 @@ TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
   EXPECT_EQ(example.dataplane.salt_rotation, defaults.dataplane.salt_rotation);
   EXPECT_EQ(example.dataplane.events_per_sec_per_cpu, defaults.dataplane.events_per_sec_per_cpu);
   EXPECT_EQ(example.dataplane.event_sample, defaults.dataplane.event_sample);
+  EXPECT_EQ(example.dataplane.hash_prefix_v4, defaults.dataplane.hash_prefix_v4);
+  EXPECT_EQ(example.dataplane.hash_prefix_v6, defaults.dataplane.hash_prefix_v6);
   EXPECT_EQ(example.daemon.run_dir, defaults.daemon.run_dir);
   EXPECT_EQ(example.metrics.address, defaults.metrics.address);
   EXPECT_EQ(example.metrics.port, defaults.metrics.port);
@@ -132,6 +136,8 @@ action = "drop"
 draw = "random"
 salt_rotation = "5m"
 rst_per_sec_per_cpu = 0
+hash_prefix_v4 = 24
+hash_prefix_v6 = 48
 
 [[interface]]
 name = "veth1"
@@ -200,6 +206,8 @@ path = "/tmp/pressure"
   EXPECT_EQ(config.dataplane.draw, Draw::kRandom);
   EXPECT_EQ(config.dataplane.salt_rotation, std::chrono::minutes(5));
   EXPECT_EQ(config.dataplane.rst_per_sec_per_cpu, 0u);
+  EXPECT_EQ(config.dataplane.hash_prefix_v4, 24u);
+  EXPECT_EQ(config.dataplane.hash_prefix_v6, 48u);
   ASSERT_EQ(config.interfaces.size(), 1u);
   EXPECT_EQ(config.interfaces[0].hook, Hook::kTc);
   ASSERT_EQ(config.ports.size(), 1u);
@@ -244,7 +252,7 @@ path = "/tmp/pressure"
   EXPECT_EQ(probe.stale_after, seconds(2));
   ASSERT_NE(probe.params.get("http_path"), nullptr);
   EXPECT_EQ(probe.params["http_path"].value_or(std::string()), "/health");
-  EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:64:1: signal[0].http_path");
+  EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:66:1: signal[0].http_path");
   EXPECT_EQ(config.signals[1].params["path"].value_or(std::string()), "/tmp/pressure");
 }
 
@@ -404,6 +412,10 @@ TEST(ConfigErrorTest, IntegerOutOfRangeOrNotAnInteger) {
   EXPECT_EQ(error_of("[dataplane]\nrst_per_sec_per_cpu = -1\n"),
             "edgeshed.toml:2:1: dataplane.rst_per_sec_per_cpu = -1: must be an integer in [0, "
             "10000000]");
+  EXPECT_EQ(error_of("[dataplane]\nhash_prefix_v6 = 129\n"),
+            "edgeshed.toml:2:1: dataplane.hash_prefix_v6 = 129: must be an integer in [1, 128]");
+  EXPECT_EQ(error_of("[dataplane]\nhash_prefix_v4 = 0\n"),
+            "edgeshed.toml:2:1: dataplane.hash_prefix_v4 = 0: must be an integer in [1, 32]");
   EXPECT_EQ(error_of("[dataplane]\nrst_per_sec_per_cpu = 1.5\n"),
             "edgeshed.toml:2:1: dataplane.rst_per_sec_per_cpu = 1.5: must be an integer in [0, "
             "10000000]");

@@ -8,8 +8,6 @@ set(EDGESHED_FUZZ_TARGETS config prometheus_text psi netstat cli_args)
 # Sources of the code under test each target links, beyond the core below
 # (paths from the repository root). Targets not listed link the core only.
 set(EDGESHED_FUZZ_CORE_SOURCES
-    controller/config/config.cpp controller/config/duration.cpp
-    controller/config/ip_prefix.cpp controller/config/toml_reader.cpp
     controller/signals/parse/prometheus_text.cpp controller/signals/parse/histogram.cpp
     controller/signals/parse/psi.cpp controller/signals/psi_signal.cpp
     controller/signals/parse/netstat.cpp
@@ -19,6 +17,10 @@ set(EDGESHED_FUZZ_CORE_SOURCES
     controller/signals/probe_signal.cpp controller/signals/netstat_signal.cpp
     controller/signals/http_client.cpp controller/signals/net_io.cpp
     controller/signals/periodic_worker.cpp)
+# The config, a file of each section.
+file(GLOB EDGESHED_FUZZ_CONFIG_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
+     ${EDGESHED_SOURCE_DIR}/controller/config/*.cpp)
+list(APPEND EDGESHED_FUZZ_CORE_SOURCES ${EDGESHED_FUZZ_CONFIG_SOURCES})
 # The law's vocabulary (to_string, defaults) that the config refers to.
 file(GLOB EDGESHED_FUZZ_LAW_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
      ${EDGESHED_SOURCE_DIR}/controller/law/*.cpp)

@@ -120,7 +120,7 @@ TEST_P(DecisionTest, SourceHashIsConsistentPerClientAndSplitsClients) {
 TEST_P(DecisionTest, SourceHashCoversTheConfiguredPrefix) {
   auto v6 = [this](int i) {
     char addr[64];
-    std::snprintf(addr, sizeof(addr), "2001:db8:0:%x::%x", i / 16, i % 16 + 1);
+    (void)std::snprintf(addr, sizeof(addr), "2001:db8:0:%x::%x", i / 16, i % 16 + 1);
     return dp_.run(GetParam(), PacketBuilder::syn_v6(40000, kNormalPort, addr).build()).verdict;
   };
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/1);

@@ -49,6 +49,7 @@ class FakeDataplane final : public DataplaneAccess {
     edgeshed_stats stats{};
     edgeshed_config config{};
     std::vector<edgeshed_policy_set> published;
+    // cppcheck-suppress unusedStructMember ; read through ifaces[i], which cppcheck does not follow
     std::vector<uint32_t> modes_written;
     uint32_t salt = 0;
     bool fail_next_publish = false;
@@ -92,16 +93,16 @@ class FakeDataplane final : public DataplaneAccess {
 };
 
 struct Published {
+  // cppcheck-suppress unusedStructMember ; read by the tests through outcomes.back()
   law::Decision decision;
   std::vector<std::string> signal_names;
   std::vector<bool> stale;
-  std::vector<std::string> interfaces;
 };
 
 class RecordingPublisher final : public TickPublisher {
  public:
   void publish(const TickOutcome& o) override {
-    Published p{o.decision, {}, {}, o.interfaces};
+    Published p{o.decision, {}, {}};
     for (const auto& s : o.signals) {
       p.signal_names.push_back(s.config.name);
       p.stale.push_back(s.stale);

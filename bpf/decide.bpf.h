@@ -160,19 +160,35 @@ static __always_inline int take_token(__u32 class_id,
 	return ok;
 }
 
+/* The class has as many established connections as its cap allows. */
+static __always_inline int at_inflight_cap(__u32 class_id,
+					   const struct edgeshed_class_policy *pol)
+{
+	__u64 *inflight;
+
+	if (!pol->inflight_cap)
+		return 0;
+	inflight = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
+	return inflight && *inflight >= pol->inflight_cap;
+}
+
+/* The policy set the controller published last. */
+static __always_inline struct edgeshed_policy_set *
+active_policy(const struct edgeshed_control *ctl)
+{
+	__u32 slot = ctl->active_slot & (EDGESHED_POLICY_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&es_policy, &slot);
+}
+
 static __always_inline int shed_reason(__u32 class_id,
 				       const struct edgeshed_config *cfg,
 				       const struct edgeshed_control *ctl,
 				       const struct edgeshed_class_policy *pol,
 				       const struct edgeshed_pkt *pkt, __u64 now)
 {
-	__u64 *inflight;
-
-	if (pol->inflight_cap) {
-		inflight = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
-		if (inflight && *inflight >= pol->inflight_cap)
-			return EDGESHED_REASON_CAP;
-	}
+	if (at_inflight_cap(class_id, pol))
+		return EDGESHED_REASON_CAP;
 	if (shed_by_fraction(cfg, ctl, pkt, pol->shed_frac))
 		return EDGESHED_REASON_FRAC;
 	if (pol->tokens_per_sec && !take_token(class_id, pol, now))
@@ -307,7 +323,7 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 	struct edgeshed_config *cfg;
 	struct edgeshed_stats *s;
 	struct edgeshed_port *port;
-	__u32 key = 0, class_id, slot;
+	__u32 key = 0, class_id;
 	__u64 now;
 	int reason;
 
@@ -345,8 +361,7 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		return EDGESHED_VERDICT_PASS;
 	}
 
-	slot = ctl->active_slot & (EDGESHED_POLICY_SLOTS - 1);
-	set = bpf_map_lookup_elem(&es_policy, &slot);
+	set = active_policy(ctl);
 	if (!set) {
 		global_count(EDGESHED_GCTR_NO_POLICY);
 		return EDGESHED_VERDICT_PASS;
@@ -412,9 +427,7 @@ static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *p
 	struct edgeshed_control *ctl;
 	struct edgeshed_config *cfg;
 	struct edgeshed_stats *s;
-	__u32 key = 0, class_id, slot;
-	__u64 *inflight;
-	int shed;
+	__u32 key = 0, class_id;
 
 	s = stats_get();
 	cfg = bpf_map_lookup_elem(&es_config, &key);
@@ -428,17 +441,12 @@ static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *p
 	if (pkt->family)
 		class_id = classify_source(cfg, pkt->family, pkt->saddr,
 					   class_id);
-	slot = ctl->active_slot & (EDGESHED_POLICY_SLOTS - 1);
-	set = bpf_map_lookup_elem(&es_policy, &slot);
+	set = active_policy(ctl);
 	if (!set || class_id >= EDGESHED_NUM_CLASSES)
 		goto pass;
 	pol = &set->cls[class_id];
-	shed = 0;
-	if (pol->inflight_cap) {
-		inflight = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
-		shed = inflight && *inflight >= pol->inflight_cap;
-	}
-	if (shed || shed_by_fraction(cfg, ctl, pkt, pol->shed_frac)) {
+	if (at_inflight_cap(class_id, pol) ||
+	    shed_by_fraction(cfg, ctl, pkt, pol->shed_frac)) {
 		s->global[EDGESHED_GCTR_SHED_TOO_DEEP]++;
 		return EDGESHED_VERDICT_DROP;
 	}

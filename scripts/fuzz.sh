@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The libFuzzer targets of tests/fuzz/libfuzzer/, built with clang in a
 # build folder of their own (the main build uses g++).
-#   fuzz.sh build DIR                        configure and build the targets in DIR
+#   fuzz.sh build DIR [TARGET...]            configure and build the targets
+#                                            (all, or the ones named) in DIR
 #   fuzz.sh run DIR TARGET SECONDS [SEED]    replay the target's seeds and
 #                                            regressions, then fuzz it for SECONDS
 #   fuzz.sh all DIR SECONDS                  build, then run every target (make fuzz)
@@ -35,12 +36,16 @@ compiler() {
 	exit 1
 }
 
+# build DIR [TARGET...]
 build() {
-	local dir=$1
+	local dir=$1 only=()
+	shift
+	local t
+	for t in "$@"; do only+=(--target "${t}_fuzz"); done
 	mkdir -p "$dir"
 	cmake -S "$SRC" -B "$dir" -DCMAKE_CXX_COMPILER="$(compiler)" >"$dir/configure.log" 2>&1 ||
 		{ cat "$dir/configure.log" >&2; exit 1; }
-	cmake --build "$dir" -j "$(nproc)"
+	cmake --build "$dir" -j "$(nproc)" "${only[@]}"
 }
 
 # run DIR TARGET SECONDS [SEED]
@@ -98,7 +103,7 @@ all() {
 }
 
 case "${1:-}" in
-build) [ $# -eq 2 ] || usage; build "$2" ;;
+build) [ $# -ge 2 ] || usage; shift; build "$@" ;;
 run) [ $# -ge 4 ] && [ $# -le 5 ] || usage; run "$2" "$3" "$4" "${5:-0}" ;;
 all) [ $# -eq 3 ] || usage; all "$2" "$3" ;;
 targets) targets ;;

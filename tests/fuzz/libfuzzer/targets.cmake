@@ -2,7 +2,7 @@
 # tests/fuzz/corpus/<name>/, crash inputs kept as regressions in
 # tests/fuzz/regressions/<name>/. Read by the fuzz build (CMakeLists.txt
 # here, clang) and by the main build, which makes a ctest case
-# fuzz.<name> of each and runs them in `make fuzz`.
+# fuzz.<name> of each but the whole-program ones; `make fuzz` runs them all.
 set(EDGESHED_FUZZ_TARGETS config prometheus_text psi netstat cli_args)
 
 # Sources of the code under test each target links, beyond the core below

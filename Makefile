@@ -15,7 +15,7 @@ BUILD := build-sanitize
 CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 endif
 
-.PHONY: all deps configure install test test-unit demo bench bench-tools bench-dataplane \
+.PHONY: all deps configure install test test-build test-unit demo bench bench-tools bench-dataplane \
 	bench-synflood bench-refusal bench-overload bench-controller bench-servers bench-report clean format \
 	fuzz soak lint
 
@@ -43,14 +43,18 @@ configure:
 # slowdown they would test the timing, and `make fuzz` has its own ASan build.
 SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# `make test-build` builds what `make test` runs, without running it (CI
+# builds the sanitizer tests while the others run).
 ifeq ($(SANITIZE),1)
-test: deps
+test-build: deps
 	$(MAKE) configure
 	$(SANITIZER_ENV) cmake --build $(BUILD) -j $(JOBS) --target unit_tests bpf_tests
+test: test-build
 	cd $(BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -R '^(unit|bpf)\.'
 else
-test: deps
+test-build: deps
 	$(MAKE) all
+test: test-build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
 endif
 

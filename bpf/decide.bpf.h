@@ -267,6 +267,68 @@ static __always_inline int budget_take(void *budget_map, __u32 limit, __u64 now)
 	return 1;
 }
 
+/* The reflection limit's key: the shed SYN's sender, cut to its prefix. */
+static __always_inline void
+reflect_key(struct edgeshed_rst_reflect_key *key,
+	    const struct edgeshed_rst_reflect *lim,
+	    const struct edgeshed_pkt *pkt)
+{
+	int prefix, i;
+
+	key->family = pkt->family;
+	if (pkt->family != AF_INET6) {
+		prefix = lim->prefix4 ? lim->prefix4 :
+					EDGESHED_DEFAULT_RST_REFLECT_PREFIX4;
+		key->addr[0] = prefix_word(pkt->saddr, 0, prefix);
+		return;
+	}
+	prefix = lim->prefix6 ? lim->prefix6 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX6;
+#pragma unroll
+	for (i = 0; i < 4; i++)
+		key->addr[i] = prefix_word(pkt->saddr, i, prefix);
+}
+
+/*
+ * Takes one RST of the reflection limit of the SYN's sender network: a
+ * GCRA, whose one word is the time the network's next RST is due. A RST is
+ * allowed while that time is at most burst - 1 intervals ahead of now.
+ * Lock-free on every CPU: the due time moves by an atomic add, undone when
+ * the RST is refused, so a sustained flood still draws per_sec.
+ */
+static __always_inline int reflect_take(const struct edgeshed_config *cfg,
+					const struct edgeshed_pkt *pkt,
+					__u64 now)
+{
+	const struct edgeshed_rst_reflect *lim = &cfg->rst_reflect;
+	struct edgeshed_rst_reflect_key key = {};
+	__u64 interval, tolerance, due, prev;
+	__u64 *next;
+
+	if (!lim->per_sec)
+		return 1;
+	interval = NSEC_PER_SEC / lim->per_sec;
+	tolerance = interval * ((lim->burst ? lim->burst : 1) - 1);
+	reflect_key(&key, lim, pkt);
+	next = bpf_map_lookup_elem(&es_rst_reflect, &key);
+	if (!next) {
+		/* A network not seen lately: its whole burst, less this RST.
+		 * Should another CPU insert it first, this RST is one more. */
+		due = now + interval;
+		bpf_map_update_elem(&es_rst_reflect, &key, &due, BPF_NOEXIST);
+		return 1;
+	}
+	/* A due time in the past would grant every interval since as a
+	 * burst: an idle network starts again from now. */
+	due = *(volatile __u64 *)next;
+	if (due < now)
+		__sync_val_compare_and_swap(next, due, now);
+	prev = __sync_fetch_and_add(next, interval);
+	if (prev <= now + tolerance)
+		return 1;
+	__sync_fetch_and_sub(next, interval);
+	return 0;
+}
+
 /* Samples a shed decision into the event ring. Only shed SYNs get here, and
  * the sample rate and per-CPU budget bound the cost under a flood. */
 static __always_inline void emit_event(const struct edgeshed_config *cfg,
@@ -403,14 +465,18 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
 		return EDGESHED_VERDICT_DROP;
 	}
-	if (!budget_take(&es_rst_budget, cfg->rst_per_sec_per_cpu, now)) {
-		class_count(s, class_id, EDGESHED_CTR_RST_CAPPED);
-		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST_CAPPED,
-			   now);
-		return EDGESHED_VERDICT_DROP;
+	if (!reflect_take(cfg, pkt, now)) {
+		s->global[EDGESHED_GCTR_RST_REFLECT_LIMITED]++;
+		goto rst_capped;
 	}
+	if (!budget_take(&es_rst_budget, cfg->rst_per_sec_per_cpu, now))
+		goto rst_capped;
 	emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST, now);
 	return EDGESHED_VERDICT_RST;
+rst_capped:
+	class_count(s, class_id, EDGESHED_CTR_RST_CAPPED);
+	emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST_CAPPED, now);
+	return EDGESHED_VERDICT_DROP;
 }
 
 /*

@@ -107,6 +107,16 @@ struct {
 	__type(value, struct edgeshed_budget);
 } es_event_budget SEC(".maps");
 
+/* Reflection limit: the networks that were sent RSTs lately, each with the
+ * time its next RST is due (GCRA). Shared by all CPUs, updated atomically;
+ * the LRU keeps a flood from every address within a fixed size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, EDGESHED_RST_REFLECT_ENTRIES);
+	__type(key, struct edgeshed_rst_reflect_key);
+	__type(value, __u64);
+} es_rst_reflect SEC(".maps");
+
 /* Latency histograms of the protected ports, by latency slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/names.h"
 #include "common/names.h"
+#include "config/config.h"
 #include "dataplane/attach.h"
 
 namespace edgeshed {
@@ -44,6 +45,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
     std::vector<std::string> ports;
     double heartbeat_timeout_ms = 1000;
     uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
+    config::RstReflectConfig rst_reflect;
     uint32_t hash_prefix_v4 = EDGESHED_DEFAULT_HASH_PREFIX4;
     uint32_t hash_prefix_v6 = EDGESHED_DEFAULT_HASH_PREFIX6;
   };
@@ -64,8 +66,25 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
                   "Fail open when the controller is silent this long; 0 keeps the last policy")
       ->check(CLI::Range(0.0, 3600e3));
-  cmd->add_option("--rst-per-sec", args->rst_per_sec, "RST budget per CPU and second")
-      ->check(CLI::Range(0u, 10000000u));
+  cmd->add_option("--rst-per-sec", args->rst_per_sec, "RST ceiling per CPU and second")
+      ->check(CLI::Range(0u, 10000000u))
+      ->capture_default_str();
+  cmd->add_option("--rst-reflect-per-sec", args->rst_reflect.per_sec,
+                  "RSTs a second toward one sender network once its burst is spent; 0: no limit")
+      ->check(CLI::Range(0u, 10000000u))
+      ->capture_default_str();
+  cmd->add_option("--rst-reflect-burst", args->rst_reflect.burst,
+                  "RSTs one sender network may receive at once")
+      ->check(CLI::Range(1u, 10000000u))
+      ->capture_default_str();
+  cmd->add_option("--rst-reflect-prefix-v4", args->rst_reflect.prefix_v4,
+                  "Leading bits of an IPv4 sender that make its network")
+      ->check(CLI::Range(1u, 32u))
+      ->capture_default_str();
+  cmd->add_option("--rst-reflect-prefix-v6", args->rst_reflect.prefix_v6,
+                  "Leading bits of an IPv6 sender that make its network")
+      ->check(CLI::Range(1u, 128u))
+      ->capture_default_str();
   cmd->add_option("--hash-prefix-v4", args->hash_prefix_v4,
                   "Leading bits of an IPv4 source the source-hash draw covers")
       ->check(CLI::Range(1u, 32u))
@@ -85,6 +104,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       opts.heartbeat_timeout_ns =
           static_cast<uint64_t>(std::llround(args->heartbeat_timeout_ms * kNsPerMs));
       opts.rst_per_sec_per_cpu = args->rst_per_sec;
+      opts.rst_reflect = args->rst_reflect.to_abi();
       opts.hash_prefix4 = args->hash_prefix_v4;
       opts.hash_prefix6 = args->hash_prefix_v6;
       if (!args->ports.empty()) {

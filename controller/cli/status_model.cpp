@@ -1,6 +1,7 @@
 #include "cli/status_model.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <csignal>
 #include <ctime>
 
@@ -240,6 +241,12 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   }
   j["events_per_sec_per_cpu"] = cfg->events_per_sec_per_cpu;
   j["rst_per_sec_per_cpu"] = cfg->rst_per_sec_per_cpu;
+  const auto& reflect = cfg->rst_reflect;
+  j["rst_reflect"] = {
+      {"per_sec", reflect.per_sec},
+      {"burst", std::max<uint32_t>(reflect.burst, 1)},
+      {"prefix_v4", reflect.prefix4 ? reflect.prefix4 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX4},
+      {"prefix_v6", reflect.prefix6 ? reflect.prefix6 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX6}};
   j["hash_prefix_v4"] = cfg->hash_prefix4 ? cfg->hash_prefix4 : EDGESHED_DEFAULT_HASH_PREFIX4;
   j["hash_prefix_v6"] = cfg->hash_prefix6 ? cfg->hash_prefix6 : EDGESHED_DEFAULT_HASH_PREFIX6;
   j["level"] = set->level;

@@ -86,12 +86,26 @@ struct MetricsConfig {
   uint16_t port = 9477;
 };
 
+// The reflection limit on RSTs toward one sender network (abi.h).
+struct RstReflectConfig {
+  uint32_t per_sec = EDGESHED_DEFAULT_RST_REFLECT_PER_SEC;  // 0: no limit per network
+  uint32_t burst = EDGESHED_DEFAULT_RST_REFLECT_BURST;
+  uint32_t prefix_v4 = EDGESHED_DEFAULT_RST_REFLECT_PREFIX4;
+  uint32_t prefix_v6 = EDGESHED_DEFAULT_RST_REFLECT_PREFIX6;
+
+  edgeshed_rst_reflect to_abi() const {
+    return {per_sec, burst, static_cast<__u8>(prefix_v4), static_cast<__u8>(prefix_v6), {}};
+  }
+};
+
 struct DataplaneConfig {
   law::Mode mode = law::Mode::kObserve;
   Action action = Action::kRst;
   Draw draw = Draw::kSourceHash;
   std::chrono::nanoseconds salt_rotation = std::chrono::seconds(60);
+  // The RST ceiling per CPU, above the reflection limit per network.
   uint32_t rst_per_sec_per_cpu = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
+  RstReflectConfig rst_reflect;
   // Leading bits of a source address the source-hash draw covers.
   uint32_t hash_prefix_v4 = EDGESHED_DEFAULT_HASH_PREFIX4;
   uint32_t hash_prefix_v6 = EDGESHED_DEFAULT_HASH_PREFIX6;

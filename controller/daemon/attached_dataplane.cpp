@@ -18,6 +18,7 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     opts.draw = static_cast<uint32_t>(cfg.dataplane.draw);
     opts.heartbeat_timeout_ns = static_cast<uint64_t>(cfg.daemon.heartbeat_timeout.count());
     opts.rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
+    opts.rst_reflect = cfg.dataplane.rst_reflect.to_abi();
     opts.events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
     opts.event_sample = cfg.dataplane.event_sample;
     opts.hash_prefix4 = cfg.dataplane.hash_prefix_v4;
@@ -60,6 +61,7 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
     dp->action = static_cast<uint32_t>(cfg.dataplane.action);
     dp->draw = static_cast<uint32_t>(cfg.dataplane.draw);
     dp->rst_per_sec_per_cpu = cfg.dataplane.rst_per_sec_per_cpu;
+    dp->rst_reflect = cfg.dataplane.rst_reflect.to_abi();
     dp->events_per_sec_per_cpu = cfg.dataplane.events_per_sec_per_cpu;
     dp->event_sample = cfg.dataplane.event_sample;
     dp->hash_prefix4 = static_cast<uint8_t>(cfg.dataplane.hash_prefix_v4);

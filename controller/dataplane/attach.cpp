@@ -297,6 +297,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   cfg.draw = opts.draw;
   cfg.heartbeat_timeout_ns = opts.heartbeat_timeout_ns;
   cfg.rst_per_sec_per_cpu = opts.rst_per_sec_per_cpu;
+  cfg.rst_reflect = opts.rst_reflect;
   cfg.events_per_sec_per_cpu = opts.events_per_sec_per_cpu;
   cfg.event_sample = opts.event_sample;
   cfg.hash_prefix4 = static_cast<uint8_t>(opts.hash_prefix4);

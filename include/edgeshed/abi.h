@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 5
+#define EDGESHED_ABI_VERSION 6
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -114,6 +114,9 @@ enum edgeshed_global_counter {
 	EDGESHED_GCTR_SHED_TOO_DEEP,
 	/* SYN with a bad IPv4 header checksum: passed, the kernel drops it. */
 	EDGESHED_GCTR_BAD_CHECKSUM,
+	/* Shed SYN whose RST would exceed the reflection limit of its
+	 * sender's prefix: dropped instead (also counted as rst_capped). */
+	EDGESHED_GCTR_RST_REFLECT_LIMITED,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 
@@ -127,6 +130,41 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_stats) ==
 				     (int)EDGESHED_NUM_COUNTERS +
 				 (int)EDGESHED_NUM_GLOBAL_COUNTERS),
 		    "stats ABI");
+
+/*
+ * Reflection limit: the RSTs sent toward one network, the prefix of the shed
+ * SYNs' sender. A spoofed flood can aim the host's RSTs at a victim network;
+ * that network then receives at most per_sec RSTs a second once its burst
+ * is spent. The burst lets a real burst from one network (a NAT, an office)
+ * be refused at once rather than by a 1 s retransmission. The per-CPU budget
+ * (rst_per_sec_per_cpu) is the global ceiling above it.
+ */
+struct edgeshed_rst_reflect {
+	__u32 per_sec; /* 0: no limit per prefix, the ceiling alone */
+	__u32 burst;   /* 0: 1 */
+	__u8 prefix4;  /* 0: EDGESHED_DEFAULT_RST_REFLECT_PREFIX4 */
+	__u8 prefix6;  /* 0: EDGESHED_DEFAULT_RST_REFLECT_PREFIX6 */
+	__u8 _pad[2];
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rst_reflect) == 12, "RST reflection ABI");
+
+#define EDGESHED_DEFAULT_RST_REFLECT_PER_SEC 1000u
+/* 2,000 refusals in 0.1 s from one network fit, with room. */
+#define EDGESHED_DEFAULT_RST_REFLECT_BURST 4000u
+#define EDGESHED_DEFAULT_RST_REFLECT_PREFIX4 24
+#define EDGESHED_DEFAULT_RST_REFLECT_PREFIX6 48
+/* Networks the limit tracks at once (LRU): about 1.5 MiB. Under a flood
+ * from every address, an evicted network starts a new burst; the ceiling
+ * still holds. */
+#define EDGESHED_RST_REFLECT_ENTRIES 16384
+
+/* Key of the reflection limit's LRU map: the sender's address, cut to the
+ * prefix. Value: the GCRA's theoretical arrival time of the next RST, ns. */
+struct edgeshed_rst_reflect_key {
+	__u32 family;  /* AF_INET or AF_INET6 */
+	__u32 addr[4]; /* network byte order; IPv4 uses [0] */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rst_reflect_key) == 20, "RST reflection key ABI");
 
 /* Rarely written settings (attach, CLI, config reload). */
 struct edgeshed_config {
@@ -153,8 +191,10 @@ struct edgeshed_config {
 	 * it is admitted. 0: EDGESHED_DEFAULT_HASH_PREFIX4/6. */
 	__u8 hash_prefix4;
 	__u8 hash_prefix6;
+	struct edgeshed_rst_reflect rst_reflect;
+	__u32 _pad;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 64, "config ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 80, "config ABI");
 
 /* clsact qdisc was created by edgeshed, so detach removes it. */
 #define EDGESHED_CFG_F_OWNS_QDISC (1u << 0)

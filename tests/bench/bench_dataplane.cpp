@@ -294,6 +294,9 @@ struct Case {
   edgeshed_class_policy policy;
   uint32_t action;
   bool rewrites;
+  // Off (all zero) but in its own row: a RST under the reflection limit
+  // pays for a lookup in its LRU and two atomics.
+  edgeshed_rst_reflect reflect{};
 };
 
 }  // namespace
@@ -338,6 +341,10 @@ int main() {
       {"SYN admitted (cap, fraction, bucket)", syn, full, EDGESHED_ACTION_DROP, false},
       {"SYN shed: drop", syn, shed_all, EDGESHED_ACTION_DROP, false},
       {"SYN shed: RST reply (repeat 1)", syn, shed_all, EDGESHED_ACTION_RST, true},
+      // A rate no run reaches, so every SYN is answered and the row is the
+      // RST path plus the limit's bookkeeping.
+      {"SYN shed: RST, reflection limit (rep. 1)", syn, shed_all, EDGESHED_ACTION_RST, true,
+       {10'000'000, 10'000'000, 24, 48, {}}},
   };
 
   struct Hook {
@@ -377,6 +384,7 @@ int main() {
     cfg.mode = EDGESHED_MODE_ENFORCE;
     cfg.action = c.action;
     cfg.rst_per_sec_per_cpu = 0xffffffffu;
+    cfg.rst_reflect = c.reflect;
     if (!maps.write_config(cfg)) return 1;
     edgeshed_policy_set set{};
     set.cls[EDGESHED_CLASS_NORMAL] = c.policy;

@@ -165,7 +165,7 @@ edgeshed_static() {
 	local hook=$1 action=$2 port=$3
 	shift 3
 	in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook "$hook" --port "$port" --mode enforce \
-		--action "$action" --heartbeat-timeout-ms 0 --rst-per-sec 10000000 >/dev/null
+		--action "$action" --heartbeat-timeout-ms 0 --rst-per-sec 10000000 --rst-reflect-per-sec 0 >/dev/null
 	in_srv "$EDGESHED" policy --iface "$SRV_IF" --class normal "$@" >/dev/null
 }
 # A counter of the data plane's status (e.g. shed_fraction, shed_cap, syn).

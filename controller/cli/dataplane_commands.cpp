@@ -67,33 +67,25 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
                   "Fail open when the controller is silent this long; 0 keeps the last policy")
       ->check(CLI::Range(0.0, 3600e3));
-  cmd->add_option("--rst-per-sec", args->rst_per_sec, "RST ceiling per CPU and second")
-      ->check(CLI::Range(0u, 10000000u))
-      ->capture_default_str();
-  cmd->add_option("--rst-reflect-per-sec", args->rst_reflect.per_sec,
-                  "RSTs a second toward one sender network once its burst is spent; 0: no limit")
-      ->check(CLI::Range(0u, 10000000u))
-      ->capture_default_str();
-  cmd->add_option("--rst-reflect-burst", args->rst_reflect.burst,
-                  "RSTs one sender network may receive at once")
-      ->check(CLI::Range(1u, 10000000u))
-      ->capture_default_str();
-  cmd->add_option("--rst-reflect-prefix-v4", args->rst_reflect.prefix_v4,
-                  "Leading bits of an IPv4 sender that make its network")
-      ->check(CLI::Range(1u, 32u))
-      ->capture_default_str();
-  cmd->add_option("--rst-reflect-prefix-v6", args->rst_reflect.prefix_v6,
-                  "Leading bits of an IPv6 sender that make its network")
-      ->check(CLI::Range(1u, 128u))
-      ->capture_default_str();
-  cmd->add_option("--hash-prefix-v4", args->hash_prefix_v4,
-                  "Leading bits of an IPv4 source the source-hash draw covers")
-      ->check(CLI::Range(1u, 32u))
-      ->capture_default_str();
-  cmd->add_option("--hash-prefix-v6", args->hash_prefix_v6,
-                  "Leading bits of an IPv6 source the source-hash draw covers")
-      ->check(CLI::Range(1u, 128u))
-      ->capture_default_str();
+  // A whole number within [lo, hi], its default shown in --help.
+  auto bounded = [cmd](const char* name, uint32_t& value, const char* help, uint32_t lo,
+                       uint32_t hi) {
+    cmd->add_option(name, value, help)->check(CLI::Range(lo, hi))->capture_default_str();
+  };
+  bounded("--rst-per-sec", args->rst_per_sec, "RST ceiling per CPU and second", 0, 10000000);
+  bounded("--rst-reflect-per-sec", args->rst_reflect.per_sec,
+          "RSTs a second toward one sender network once its burst is spent; 0: no limit", 0,
+          10000000);
+  bounded("--rst-reflect-burst", args->rst_reflect.burst,
+          "RSTs one sender network may receive at once", 1, 10000000);
+  bounded("--rst-reflect-prefix-v4", args->rst_reflect.prefix_v4,
+          "Leading bits of an IPv4 sender that make its network", 1, 32);
+  bounded("--rst-reflect-prefix-v6", args->rst_reflect.prefix_v6,
+          "Leading bits of an IPv6 sender that make its network", 1, 128);
+  bounded("--hash-prefix-v4", args->hash_prefix_v4,
+          "Leading bits of an IPv4 source the source-hash draw covers", 1, 32);
+  bounded("--hash-prefix-v6", args->hash_prefix_v6,
+          "Leading bits of an IPv6 source the source-hash draw covers", 1, 128);
   cmd->add_flag("--force", args->force,
                 "Attach even while a daemon manages the interface (its settings are replaced)");
   cmd->callback([args, &ctx] {

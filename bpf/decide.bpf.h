@@ -7,9 +7,6 @@
 #include "parse.bpf.h"
 
 #define NSEC_PER_SEC 1000000000ull
-/* Refill at most this much idle time at once, so elapsed x rate fits in a
- * __u64 for any __u32 rate. */
-#define BUCKET_MAX_REFILL_NS (4 * NSEC_PER_SEC)
 #define FRAC_MASK (EDGESHED_FRAC_ONE - 1)
 
 enum edgeshed_verdict {
@@ -126,38 +123,49 @@ static __always_inline int shed_by_fraction(const struct edgeshed_config *cfg,
 	return (draw & FRAC_MASK) < shed_frac;
 }
 
+/*
+ * GCRA, the lock-free form of a token bucket: *next is the time the next
+ * unit is due, and one is granted while that time is at most tolerance
+ * (burst - 1 intervals) ahead of now. Refusal under a flood only reads the
+ * word, so the CPUs of a flood share its cache line instead of bouncing it;
+ * a grant moves it by one atomic operation (an add, undone if another CPU
+ * took the last unit first). No CPU waits on another, a sustained flood
+ * draws exactly the rate, and a clock read before another CPU's update
+ * grants nothing extra: a due time ahead of now is spent, whoever set it.
+ */
+static __always_inline int gcra_take(__u64 *next, __u64 interval,
+				     __u64 tolerance, __u64 now)
+{
+	__u64 due, prev;
+
+	due = *(volatile __u64 *)next;
+	if (due > now + tolerance)
+		return 0;
+	/* A due time in the past would grant every interval since as a
+	 * burst: an idle limit starts again from now, with its whole burst. */
+	if (due < now &&
+	    __sync_val_compare_and_swap(next, due, now + interval) == due)
+		return 1;
+	prev = __sync_fetch_and_add(next, interval);
+	if (prev <= now + tolerance)
+		return 1;
+	__sync_fetch_and_sub(next, interval);
+	return 0;
+}
+
+/* A token of the class's rate limit. */
 static __always_inline int take_token(__u32 class_id,
 				      const struct edgeshed_class_policy *pol,
 				      __u64 now)
 {
-	struct edgeshed_bucket *b = bpf_map_lookup_elem(&es_buckets, &class_id);
-	__u64 elapsed, cap, tokens;
-	int ok = 0;
+	__u64 *next = bpf_map_lookup_elem(&es_buckets, &class_id);
+	__u64 interval;
 
-	if (!b)
+	if (!next)
 		return 1;
-	cap = (__u64)pol->burst * NSEC_PER_SEC;
-	bpf_spin_lock(&b->lock);
-	/* now was read before the lock: another CPU may have stored a later
-	 * last_ns since. That time is refilled already, and last_ns never moves
-	 * back, or a multi-core flood would refill the whole burst each time. */
-	elapsed = 0;
-	if (now > b->last_ns) {
-		elapsed = now - b->last_ns;
-		b->last_ns = now;
-	}
-	if (elapsed > BUCKET_MAX_REFILL_NS)
-		elapsed = BUCKET_MAX_REFILL_NS;
-	tokens = b->nano_tokens + elapsed * pol->tokens_per_sec;
-	if (tokens > cap)
-		tokens = cap;
-	if (tokens >= NSEC_PER_SEC) {
-		tokens -= NSEC_PER_SEC;
-		ok = 1;
-	}
-	b->nano_tokens = tokens;
-	bpf_spin_unlock(&b->lock);
-	return ok;
+	interval = NSEC_PER_SEC / pol->tokens_per_sec;
+	return gcra_take(next, interval,
+			 interval * ((pol->burst ? pol->burst : 1) - 1), now);
 }
 
 /* The class has as many established connections as its cap allows. */
@@ -289,11 +297,8 @@ reflect_key(struct edgeshed_rst_reflect_key *key,
 }
 
 /*
- * Takes one RST of the reflection limit of the SYN's sender network: a
- * GCRA, whose one word is the time the network's next RST is due. A RST is
- * allowed while that time is at most burst - 1 intervals ahead of now.
- * Lock-free on every CPU: the due time moves by an atomic add, undone when
- * the RST is refused, so a sustained flood still draws per_sec.
+ * Takes one RST of the reflection limit of the SYN's sender network (a
+ * GCRA per network), so a sustained flood still draws per_sec.
  */
 static __always_inline int reflect_take(const struct edgeshed_config *cfg,
 					const struct edgeshed_pkt *pkt,
@@ -301,13 +306,12 @@ static __always_inline int reflect_take(const struct edgeshed_config *cfg,
 {
 	const struct edgeshed_rst_reflect *lim = &cfg->rst_reflect;
 	struct edgeshed_rst_reflect_key key = {};
-	__u64 interval, tolerance, due, prev;
+	__u64 interval, due;
 	__u64 *next;
 
 	if (!lim->per_sec)
 		return 1;
 	interval = NSEC_PER_SEC / lim->per_sec;
-	tolerance = interval * ((lim->burst ? lim->burst : 1) - 1);
 	reflect_key(&key, lim, pkt);
 	next = bpf_map_lookup_elem(&es_rst_reflect, &key);
 	if (!next) {
@@ -317,16 +321,8 @@ static __always_inline int reflect_take(const struct edgeshed_config *cfg,
 		bpf_map_update_elem(&es_rst_reflect, &key, &due, BPF_NOEXIST);
 		return 1;
 	}
-	/* A due time in the past would grant every interval since as a
-	 * burst: an idle network starts again from now. */
-	due = *(volatile __u64 *)next;
-	if (due < now)
-		__sync_val_compare_and_swap(next, due, now);
-	prev = __sync_fetch_and_add(next, interval);
-	if (prev <= now + tolerance)
-		return 1;
-	__sync_fetch_and_sub(next, interval);
-	return 0;
+	return gcra_take(next, interval,
+			 interval * ((lim->burst ? lim->burst : 1) - 1), now);
 }
 
 /* Samples a shed decision into the event ring. Only shed SYNs get here, and

@@ -68,22 +68,16 @@ struct {
 } es_inflight_cls SEC(".maps");
 
 /*
- * New-connection token bucket of each class. Shared by all CPUs so the rate
- * is the configured one whatever the RSS spread; the lock is held for a few
- * instructions per admitted SYN only.
+ * New-connection rate limit of each class: the time its next token is due
+ * (GCRA, see take_token()). Shared by all CPUs so the rate is the configured
+ * one whatever the RSS spread, and lock-free: one cache line that every CPU
+ * updates with atomic adds, where a spin lock would serialise a flood.
  */
-struct edgeshed_bucket {
-	struct bpf_spin_lock lock;
-	__u32 _pad;
-	__u64 nano_tokens; /* tokens x NSEC_PER_SEC */
-	__u64 last_ns;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, EDGESHED_NUM_CLASSES);
 	__type(key, __u32);
-	__type(value, struct edgeshed_bucket);
+	__type(value, __u64);
 } es_buckets SEC(".maps");
 
 /* What this CPU spent of a per-second budget (RSTs, events) in the current

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 6
+#define EDGESHED_ABI_VERSION 7
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */

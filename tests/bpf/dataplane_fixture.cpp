@@ -2,9 +2,12 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "edgeshed.skel.h"
 
@@ -153,6 +156,31 @@ uint64_t all_class_counters(const edgeshed_stats& s) {
   for (const auto& row : s.cls)
     for (uint64_t v : row) sum += v;
   return sum;
+}
+
+FloodResult flood_two_cpus(const DataplaneFixture& dp, Entry entry, const Bytes& frame,
+                           Verdict verdict, std::chrono::milliseconds duration,
+                           uint64_t max_per_cpu) {
+  std::atomic<uint64_t> counted{0}, sent{0};
+  const auto start = std::chrono::steady_clock::now();
+  auto flood = [&](int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    uint64_t mine = 0, n = 0;
+    while (std::chrono::steady_clock::now() - start < duration && n < max_per_cpu) {
+      mine += dp.run(entry, frame).verdict == verdict;
+      ++n;
+    }
+    counted += mine;
+    sent += n;
+  };
+  std::thread a(flood, 0), b(flood, 1);
+  a.join();
+  b.join();
+  return {sent.load(), counted.load(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 }  // namespace edgeshed::testing

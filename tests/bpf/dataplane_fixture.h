@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +30,25 @@ inline constexpr uint16_t kNormalPort = 80;
 inline constexpr uint16_t kCriticalPort = 443;
 inline constexpr uint16_t kBackgroundPort = 8080;
 inline constexpr uint16_t kUnprotectedPort = 22;
+// The coarse clock the data plane reads moves by a jiffy (1 to 10 ms): a
+// bound on what a rate grants over an interval may be off by a jiffy's worth.
+inline constexpr double kJiffyS = 0.010;
+
+// What a flood of one frame from two CPUs at once got: the frames sent and
+// those that came out with the verdict counted.
+struct FloodResult {
+  uint64_t sent = 0;
+  uint64_t counted = 0;
+  double seconds = 0.0;
+};
+
+class DataplaneFixture;
+
+// Runs frame through the entry point on CPUs 0 and 1 at once, each for up
+// to duration or max_per_cpu runs, counting the results with verdict.
+FloodResult flood_two_cpus(const DataplaneFixture& dp, Entry entry, const Bytes& frame,
+                           Verdict verdict, std::chrono::milliseconds duration,
+                           uint64_t max_per_cpu);
 
 class DataplaneFixture {
  public:

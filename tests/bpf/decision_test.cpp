@@ -5,9 +5,11 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <thread>
 
 #include "bpf/dataplane_fixture.h"
 #include "edgeshed.skel.h"
@@ -170,34 +172,57 @@ TEST_P(DecisionTest, TokenBucketAdmitsTheBurstThenSheds) {
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 3u);
 }
 
-// The bucket as bpf/maps.bpf.h lays it out: the lock, padding, the tokens
-// (x 1e9) and the time of the last refill.
-struct BucketValue {
-  uint32_t lock;
-  uint32_t pad;
-  uint64_t nano_tokens;
-  uint64_t last_ns;
-};
-
-// Another CPU stored a later refill time between this CPU's clock read and
-// its lock: nothing may refill, nor may last_ns go back.
-TEST_P(DecisionTest, TokenBucketRefillsNothingWhenLastRefillIsLater) {
+// Another CPU moved the class's due time ahead between this CPU's clock
+// read and its take: that time is spent, so nothing is granted, and the due
+// time neither goes back nor moves on for the refusals.
+TEST_P(DecisionTest, TokenBucketGrantsNothingWhileTheNextTokenIsDueLater) {
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 3});
   const int fd = bpf_map__fd(dp_.skeleton()->maps.es_buckets);
-  ASSERT_EQ(bpf_map__value_size(dp_.skeleton()->maps.es_buckets), sizeof(BucketValue));
+  ASSERT_EQ(bpf_map__value_size(dp_.skeleton()->maps.es_buckets), sizeof(uint64_t));
   timespec ts{};
   ASSERT_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
   const uint64_t later = static_cast<uint64_t>(ts.tv_sec) * kSecond + ts.tv_nsec + 10 * kSecond;
   const uint32_t key = EDGESHED_CLASS_NORMAL;
-  BucketValue empty{0, 0, 0, later};
-  ASSERT_EQ(bpf_map_update_elem(fd, &key, &empty, BPF_ANY), 0);
+  ASSERT_EQ(bpf_map_update_elem(fd, &key, &later, BPF_ANY), 0);
   EXPECT_EQ(syn(), Verdict::kDrop);
   EXPECT_EQ(syn(), Verdict::kDrop);
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_RATE), 2u);
-  BucketValue after{};
+  uint64_t after = 0;
   ASSERT_EQ(bpf_map_lookup_elem(fd, &key, &after), 0);
-  EXPECT_EQ(after.last_ns, later);
-  EXPECT_EQ(after.nano_tokens, 0u);
+  EXPECT_EQ(after, later);
+}
+
+// An idle class gets its whole burst again, not every interval since.
+TEST_P(DecisionTest, TokenBucketRefillsToItsBurstAfterIdling) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 2});
+  const int fd = bpf_map__fd(dp_.skeleton()->maps.es_buckets);
+  const uint32_t key = EDGESHED_CLASS_NORMAL;
+  const uint64_t long_ago = 1;  // the monotonic clock's first nanosecond
+  ASSERT_EQ(bpf_map_update_elem(fd, &key, &long_ago, BPF_ANY), 0);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+}
+
+// The due time is one word shared by every CPU, taken without a lock: two
+// CPUs flooding the class draw its rate once, not once each.
+TEST_P(DecisionTest, TwoCpusFloodingAClassShareItsRate) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one CPU";
+  constexpr uint32_t kRate = 1000, kBurst = 50;
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, kRate, kBurst});
+  const auto flood = flood_two_cpus(
+      dp_, GetParam(), PacketBuilder::syn_v4(40000, kNormalPort, "203.0.113.9").build(),
+      Verdict::kPass, std::chrono::milliseconds(1000), 2'000'000);
+  const uint64_t sent = flood.sent, admitted = flood.counted;
+  const double took_s = flood.seconds;
+  const double most = kBurst + kRate * (took_s + kJiffyS) + 2;
+  std::printf("2 CPUs, %llu SYNs in %.3f s: %llu admitted, at most %.0f\n",
+              static_cast<unsigned long long>(sent), took_s,
+              static_cast<unsigned long long>(admitted), most);
+  ASSERT_GT(sent, 10u * (kBurst + kRate * took_s)) << "no flood: the rate was never tested";
+  EXPECT_LE(static_cast<double>(admitted), most);
+  EXPECT_GE(static_cast<double>(admitted), kBurst + 0.5 * kRate * took_s);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_RATE), sent - admitted);
 }
 
 TEST_P(DecisionTest, ReasonsAreCheckedInOrderCapFractionRate) {

@@ -190,6 +190,35 @@ static __always_inline void inflight_add(__u16 port, __u32 class_id, __s64 d)
 }
 
 /*
+ * Counts a socket of a protected port in flight, once: it may be counted
+ * already while an upgrade runs old and new tracker side by side, or when
+ * the seed walk meets a connection the tracker counted. Its storage keeps
+ * what uncounting it needs. A seeded socket's open is unknown
+ * (established_ns 0: no connection time).
+ */
+static __always_inline void count_socket(struct sock *sk, int opened_now)
+{
+	struct edgeshed_sk_state *st;
+	__u8 latency_slot;
+	__u32 class_id;
+	__u16 port = sk->__sk_common.skc_num;
+
+	if (socket_class(sk, port, &class_id, &latency_slot))
+		return;
+	st = bpf_sk_storage_get(&es_sk_state, sk, NULL,
+				BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st || st->counted)
+		return;
+	if (opened_now)
+		st->established_ns = bpf_ktime_get_ns();
+	st->port = port;
+	st->class_id = class_id;
+	st->latency_slot = latency_slot;
+	st->counted = 1;
+	inflight_add(port, class_id, 1);
+}
+
+/*
  * In-flight = established connections on a protected port, accepted or still
  * in the accept queue. A connection is counted when its passive open
  * completes and uncounted when the server is done with it: when it leaves
@@ -210,29 +239,12 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 {
 	struct edgeshed_sk_state *st;
-	__u8 latency_slot;
-	__u32 class_id;
-	__u16 port;
 
 	if (sk->sk_protocol != IPPROTO_TCP)
 		return 0;
 
 	if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
-		port = sk->__sk_common.skc_num;
-		if (socket_class(sk, port, &class_id, &latency_slot))
-			return 0;
-		st = bpf_sk_storage_get(&es_sk_state, sk, NULL,
-					BPF_SK_STORAGE_GET_F_CREATE);
-		/* Not counted, so never uncounted. Already counted happens
-		 * while an upgrade runs old and new tracker side by side. */
-		if (!st || st->counted)
-			return 0;
-		st->established_ns = bpf_ktime_get_ns();
-		st->port = port;
-		st->class_id = class_id;
-		st->latency_slot = latency_slot;
-		st->counted = 1;
-		inflight_add(port, class_id, 1);
+		count_socket(sk, 1);
 		return 0;
 	}
 
@@ -248,6 +260,36 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 		st->counted = 0;
 		inflight_add(st->port, st->class_id, -1);
 	}
+	return 0;
+}
+
+/*
+ * Seeds the in-flight counts with the connections established before the
+ * tracker was attached, which it never saw open: run once by attach (and
+ * adoption, where it finds them all counted) after the tracker is linked,
+ * so a connection opening meanwhile is counted by one or the other, never
+ * both or neither. The walk holds each socket's lock, as every state change
+ * does, and skips sockets already unhashed, so one closing meanwhile is not
+ * counted after its uncount. Their open is unknown: they give response
+ * times, but no connection time (established_ns 0).
+ */
+SEC("iter/tcp")
+int edgeshed_seed(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct tcp_sock *tp;
+	struct sock *sk;
+
+	if (!skc)
+		return 0;
+	/* Request and time-wait sockets are not full sockets. */
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;
+	sk = (struct sock *)tp;
+	if (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
+	    sk->__sk_common.skc_state == TCP_CLOSE_WAIT)
+		count_socket(sk, 0);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #                                               embedded by the skeletons
 #   share/man/man8/edgeshed.8                   from the CLI's --help, at build time
 #   lib/systemd/system/edgeshed.service         ExecStart under the install prefix
+#   lib/sysusers.d/edgeshed.conf                the user the unit runs as
 #   share/bash-completion/completions/edgeshed  from `edgeshed completion bash`
 #   share/doc/edgeshed/README.md
 #   share/doc/edgeshed/examples/edgeshed.toml   copied to /etc/edgeshed/ by the admin
@@ -18,6 +19,8 @@ set(EDGESHED_CONFIG_FILE "/etc/edgeshed/edgeshed.toml" CACHE STRING
 # absolute path.
 set(EDGESHED_SYSTEMD_UNITDIR "lib/systemd/system" CACHE STRING
     "Where the systemd unit is installed (relative to the prefix, or absolute)")
+set(EDGESHED_SYSUSERSDIR "lib/sysusers.d" CACHE STRING
+    "Where the sysusers.d file of the unit's user is installed (relative to the prefix, or absolute)")
 # AUTO: installed when the binary has the hidden `completion` subcommand;
 # ON: a binary without it fails the build; OFF: never generated.
 set(EDGESHED_BASH_COMPLETION "AUTO" CACHE STRING "Bash completion: AUTO, ON or OFF")
@@ -65,6 +68,8 @@ install(CODE "
   endif()
 ")
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES deploy/systemd/edgeshed.sysusers DESTINATION ${EDGESHED_SYSUSERSDIR}
+        RENAME edgeshed.conf)
 install(FILES examples/edgeshed.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 # The unit is configured at install time, not at configure time, so that

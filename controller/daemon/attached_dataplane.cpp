@@ -24,12 +24,29 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     opts.hash_prefix4 = cfg.dataplane.hash_prefix_v4;
     opts.hash_prefix6 = cfg.dataplane.hash_prefix_v6;
     auto attached = attach(opts);
-    if (!attached) return make_error(iface.name + ": " + attached.error().message);
+    if (!attached) {
+      detach_fresh();
+      return make_error(iface.name + ": " + attached.error().message);
+    }
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
                  iface.name, hook_name(opts.hook));
-    interfaces_.push_back({iface.name, std::move(attached->maps)});
+    interfaces_.push_back(
+        {iface.name, std::move(attached->maps), std::move(attached->seed), attached->adopted});
   }
-  return apply_settings(effective);
+  if (auto s = apply_settings(effective); !s) {
+    detach_fresh();
+    return s;
+  }
+  return {};
+}
+
+void AttachedDataplane::detach_fresh() {
+  for (const auto& iface : interfaces_) {
+    if (iface.adopted) continue;
+    if (auto s = detach(iface.name); !s) spdlog::error("{}", s.error().message);
+  }
+  interfaces_.clear();
+  queue_readers_.clear();
 }
 
 Status AttachedDataplane::apply_settings(const config::Config& cfg) {
@@ -38,6 +55,8 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
   for (auto& iface : interfaces_) {
     auto& maps = iface.maps;
     if (auto s = maps.set_ports(ports); !s) return s;
+    // A port protected from now on has connections the tracker never saw open.
+    if (auto s = iface.seed.run(); !s) return s;
     // Prefixes are cleared then set: for a moment a source may fall back to
     // its port's class. Reloads are rare; a torn trie never happens.
     if (auto s = maps.clear_prefixes(); !s) return s;

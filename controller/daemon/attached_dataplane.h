@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "daemon/dataplane_access.h"
 #include "dataplane/accept_queue.h"
+#include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
 
 namespace edgeshed::daemon {
@@ -18,8 +19,12 @@ namespace edgeshed::daemon {
 class AttachedDataplane final : public DataplaneAccess {
  public:
   // Attaches to every interface of cfg; effective is cfg with the
-  // operator's runtime changes applied (they decide the action).
+  // operator's runtime changes applied (they decide the action). If one
+  // fails, those attached fresh before it are detached again.
   Status attach_all(const config::Config& cfg, const config::Config& effective);
+  // A start that fails after attach_all: detaches what this start attached
+  // fresh (filters, qdiscs, pins), and leaves alone what it adopted.
+  void detach_fresh();
   // Ports, prefixes and the rarely changing config fields of cfg (the
   // effective config), on every interface. The mode is the tick's to write.
   Status apply_settings(const config::Config& cfg);
@@ -41,6 +46,8 @@ class AttachedDataplane final : public DataplaneAccess {
   struct Interface {
     std::string name;
     Maps maps;
+    InflightSeed seed;
+    bool adopted;  // attached before this daemon started
   };
   std::vector<Interface> interfaces_;
   // Opened on first use: only an accept_queue signal needs the iterator.

@@ -98,7 +98,14 @@ DataplaneSnapshot Tick::read_dataplane() const {
     if (auto counts = dataplane_.read_inflight(i); !counts) {
       snap.inflight = make_error(name + ": " + counts.error().message);
     } else if (snap.inflight) {
-      for (size_t c = 0; c < inflight.size(); ++c) inflight[c] += (*counts)[c];
+      // Every interface of the daemon protects the same ports, and each
+      // tracker counts every connection to them in this namespace, whichever
+      // interface it came in on: the counts are the same connections, so
+      // one is taken, not their sum. The largest, in case a tracker
+      // attached later missed some.
+      for (size_t c = 0; c < inflight.size(); ++c) {
+        inflight[c] = std::max(inflight[c], (*counts)[c]);
+      }
     }
     auto s = dataplane_.read_stats(i);
     if (!s) {

@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "common/names.h"
+#include "dataplane/capabilities.h"
 #include "dataplane/errno_message.h"
 #include "dataplane/link_type.h"
 #include "dataplane/skeleton.h"
@@ -36,16 +37,13 @@ constexpr const char* kResponseLinkPin = "response_link";
 constexpr const char* kLinkPins[] = {kXdpLinkPin, kTrackerLinkPin, kRequestLinkPin,
                                      kResponseLinkPin};
 
-Status require_root() {
-  if (geteuid() != 0) {
-    return make_error("must run as root: attaching BPF programs needs CAP_BPF and CAP_NET_ADMIN");
-  }
-  return {};
-}
-
 Status ensure_bpffs() {
   struct statfs st {};
   if (statfs(kBpfFsRoot, &st) == 0 && st.f_type == kBpfFsMagic) return {};
+  // A daemon run as a dedicated user sees the host's bpffs only at the pin
+  // root, bound into a mount namespace where /sys/fs/bpf itself is not
+  // bpffs (deploy/systemd: BindPaths=).
+  if (statfs(EDGESHED_PIN_ROOT, &st) == 0 && st.f_type == kBpfFsMagic) return {};
   if (mount("bpf", kBpfFsRoot, "bpf", 0, "mode=0700") != 0) {
     return make_error(std::string("bpffs unavailable: cannot mount it on ") + kBpfFsRoot + ": " +
                       errno_text(errno));
@@ -148,6 +146,24 @@ Status attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
   return {};
 }
 
+// Removes our filter, and the clsact qdisc if edgeshed created it; returns
+// what it could not remove, as " what: why;" items.
+std::string remove_tc(int ifindex, bool owns_qdisc) {
+  std::string problems;
+  bpf_tc_hook hook = tc_ingress_hook(ifindex);
+  bpf_tc_opts fo = tc_filter_opts();
+  if (int e = bpf_tc_detach(&hook, &fo); e != 0 && e != -ENOENT && e != -EINVAL) {
+    problems += " tc filter: " + errno_text(e) + ";";
+  }
+  if (owns_qdisc) {
+    hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
+    if (int e = bpf_tc_hook_destroy(&hook); e != 0 && e != -ENOENT) {
+      problems += " clsact qdisc: " + errno_text(e) + ";";
+    }
+  }
+  return problems;
+}
+
 // Returns whether edgeshed created the clsact qdisc.
 Result<bool> attach_tc(const Skeleton& skel, int ifindex, const AttachOptions& opts) {
   bpf_tc_hook hook = tc_ingress_hook(ifindex);
@@ -162,10 +178,7 @@ Result<bool> attach_tc(const Skeleton& skel, int ifindex, const AttachOptions& o
   // REPLACE swaps the program of our filter in one netlink change.
   fo.flags = BPF_TC_F_REPLACE;
   if (int e = bpf_tc_attach(&hook, &fo); e != 0) {
-    if (created) {
-      hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
-      bpf_tc_hook_destroy(&hook);
-    }
+    (void)remove_tc(ifindex, created);
     return make_error("cannot attach the TC program to " + opts.iface + ": " + errno_text(e));
   }
   return created;
@@ -249,7 +262,7 @@ std::string pin_dir_for(const std::string& iface) {
 }
 
 Result<Attached> attach(const AttachOptions& opts) {
-  if (auto s = require_root(); !s) return s.error();
+  if (auto s = require_capabilities(); !s) return s.error();
   std::string dir = pin_dir_for(opts.iface);
   // A directory that is not ours is left exactly as it is.
   if (exists(dir)) {
@@ -318,6 +331,9 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   }
 
   if (auto s = attach_tracker(*skel, dir); !s) return s.error();
+  auto seed = InflightSeed::from_skeleton(*skel);
+  if (!seed) return seed.error();
+  if (auto s = seed->run(); !s) return s.error();
   if (opts.hook == EDGESHED_HOOK_TC) {
     auto created = attach_tc(*skel, *ifindex, opts);
     if (!created) return created.error();
@@ -326,14 +342,21 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
     if (auto s = attach_xdp(*skel, *ifindex, opts, dir); !s) return s.error();
   }
   cfg.hook = opts.hook;
-  if (auto s = maps->write_config(cfg); !s) return s.error();
-  return Attached{std::move(*maps), adopted};
+  if (auto s = maps->write_config(cfg); !s) {
+    // The pinned config does not name the hook yet, so detach would not
+    // know to remove the filter.
+    if (!adopted && opts.hook == EDGESHED_HOOK_TC) {
+      (void)remove_tc(*ifindex, (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC) != 0);
+    }
+    return s.error();
+  }
+  return Attached{std::move(*maps), std::move(*seed), adopted};
 }
 
 }  // namespace
 
 Status detach(const std::string& iface) {
-  if (auto s = require_root(); !s) return s;
+  if (auto s = require_capabilities(); !s) return s;
   std::string dir = pin_dir_for(iface);
   if (!exists(dir)) return make_error("nothing attached on " + iface + " (no " + dir + ")");
 
@@ -349,17 +372,8 @@ Status detach(const std::string& iface) {
   std::string problems, notes;
   unsigned idx = if_nametoindex(iface.c_str());
   if (idx != 0 && (cfg.hook == EDGESHED_HOOK_TC || !our_abi)) {
-    bpf_tc_hook hook = tc_ingress_hook(static_cast<int>(idx));
-    bpf_tc_opts fo = tc_filter_opts();
-    if (int e = bpf_tc_detach(&hook, &fo); e != 0 && e != -ENOENT && e != -EINVAL) {
-      problems += " tc filter: " + errno_text(e) + ";";
-    }
-    if (our_abi && (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC)) {
-      hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
-      if (int e = bpf_tc_hook_destroy(&hook); e != 0 && e != -ENOENT) {
-        problems += " clsact qdisc: " + errno_text(e) + ";";
-      }
-    }
+    problems +=
+        remove_tc(static_cast<int>(idx), our_abi && (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC) != 0);
   }
   for (const char* link_pin : kLinkPins) {
     std::string pin = dir + "/" + link_pin;
@@ -378,7 +392,7 @@ Status detach(const std::string& iface) {
 }
 
 Result<Fd> lock_interface(const std::string& iface) {
-  if (auto s = require_root(); !s) return s.error();
+  if (auto s = require_capabilities(); !s) return s.error();
   if (auto s = ensure_bpffs(); !s) return s.error();
   if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
   const std::string dir = pin_dir_for(iface);

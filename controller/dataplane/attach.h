@@ -10,6 +10,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
 
 namespace edgeshed {
@@ -45,7 +46,8 @@ struct AttachOptions {
 
 struct Attached {
   Maps maps;
-  bool adopted;  // an attached data plane of the same ABI was taken over
+  InflightSeed seed;  // to run again when the protected ports change
+  bool adopted;       // an attached data plane of the same ABI was taken over
 };
 
 // Loads the programs with the maps pinned under pin_dir_for(iface) and

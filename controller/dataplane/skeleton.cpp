@@ -49,7 +49,8 @@ Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
   }
   drop_unsupported_latency(skel.get());
   if (int err = edgeshed_bpf__load(skel.get()); err) {
-    std::string hint = err == -EPERM ? " (run as root: CAP_BPF and CAP_NET_ADMIN are needed)" : "";
+    std::string hint =
+        err == -EPERM ? " (root, or CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON, are needed)" : "";
     if (!pin_dir.empty() && err == -EINVAL) {
       hint = " (maps pinned in " + pin_dir + " do not match this build; run `edgeshed detach`)";
     }

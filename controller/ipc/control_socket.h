@@ -1,6 +1,7 @@
 // The daemon's control socket: the CLI sends one JSON request per
 // connection and reads one JSON reply. A Unix seqpacket socket, so a
-// message arrives whole or not at all; root only (0600 in the run dir).
+// message arrives whole or not at all; only the daemon's user and root
+// (0600 in the run dir).
 #pragma once
 
 #include <chrono>

@@ -20,6 +20,8 @@ drwxr-xr-x $p/lib
 drwxr-xr-x $p/lib/systemd
 drwxr-xr-x $p/lib/systemd/system
 -rw-r--r-- $p/lib/systemd/system/edgeshed.service
+drwxr-xr-x $p/lib/sysusers.d
+-rw-r--r-- $p/lib/sysusers.d/edgeshed.conf
 drwxr-xr-x $p/sbin
 -rwxr-xr-x $p/sbin/edgeshed
 drwxr-xr-x $p/share

@@ -5,7 +5,9 @@
 # way systemd limits it, and under a 64 KiB RLIMIT_MEMLOCK (no
 # CAP_SYS_RESOURCE, no LimitMEMLOCK=), attaches a fresh data plane, ticks,
 # reads the accept queue through iter/tcp, and adopts the data plane on a
-# restart; with any one capability of the set removed, it cannot start.
+# restart; so does it as a user of its own with the set as ambient
+# capabilities, as the unit runs it; with any one capability of the set
+# removed, it cannot start.
 source "$(dirname "$0")/../netns/lib.sh"
 : "${SOURCE_DIR:?the source tree}"
 
@@ -107,6 +109,63 @@ grep -q "adopted the data plane on $SRV_IF" "$work/adopt.log" || fail "second ru
 pass "with only $caps: adopted the pinned data plane on restart"
 stop_daemon
 "$EDGESHED" detach --iface "$SRV_IF" >/dev/null
+
+# As the unit runs it: a user of its own (not root), the set as ambient
+# capabilities, and a mount namespace where /sys/fs/bpf is an empty tmpfs
+# with only the pin root bound in from the host's bpffs (TemporaryFileSystem=
+# and BindPaths=). The pin root here is one of the test's own, so a real
+# /sys/fs/bpf/edgeshed is left alone.
+svc_uid=64999
+user_root=/sys/fs/bpf/es-user-$LAB_ID
+LAB_HOOKS+=("rm -rf $user_root")
+install -d -o $svc_uid -g $svc_uid -m 0700 "$user_root"
+user_dir=$work/user
+install -d -o $svc_uid -g $svc_uid -m 0755 "$user_dir"
+chmod 0711 "$work"
+sed -e "s|^run_dir = \"$work/run\"|run_dir = \"$user_dir/run\"|" \
+	-e 's|^on_exit = "fail_open"|on_exit = "detach"|' "$cfg" >"$user_dir/edgeshed.toml"
+grep -q "^run_dir = \"$user_dir/run\"" "$user_dir/edgeshed.toml" || fail "user config: no run directory"
+chmod 0644 "$work/injected"
+ambient=$(bounding $caps)
+# shellcheck disable=SC2016 # expanded by the inner shell
+nsenter --net="/run/netns/$SRV_NS" unshare --mount --propagation private sh -c '
+	set -e
+	mkdir -p "$1/stage"
+	mount --bind "$2" "$1/stage"
+	mount -t tmpfs -o mode=0755 tmpfs /sys/fs/bpf
+	mkdir /sys/fs/bpf/edgeshed
+	mount --move "$1/stage" /sys/fs/bpf/edgeshed
+	exec prlimit --memlock=65536:65536 setpriv --reuid="$3" --regid="$3" --clear-groups \
+		--inh-caps="$4" --ambient-caps="$4" --bounding-set="$4" "$5" run --config "$1/edgeshed.toml"
+' sh "$user_dir" "$user_root" "$svc_uid" "$ambient" "$EDGESHED" >"$work/user.log" 2>&1 &
+DAEMON=$!
+LAB_PIDS+=("$DAEMON")
+# In the daemon's mount namespace, where its pins are at the pin root.
+ustatus() {
+	nsenter --mount="/proc/$DAEMON/ns/mnt" "$EDGESHED" --run-dir "$user_dir/run" status --iface "$SRV_IF" \
+		--json 2>/dev/null
+}
+for _ in $(seq 150); do
+	[ "$(ustatus | jq .fail_open 2>/dev/null)" = false ] && break
+	kill -0 "$DAEMON" 2>/dev/null || break
+	sleep 0.1
+done
+[ "$(ustatus | jq .fail_open 2>/dev/null)" = false ] || { cat "$work/user.log"; fail "the daemon as uid $svc_uid does not tick"; }
+grep -q "attached to $SRV_IF" "$work/user.log" || fail "as uid $svc_uid: no fresh attach"
+uid=$(awk '/^Uid:/ { print $3 }' "/proc/$DAEMON/status")
+eff=$(awk '/^CapEff:/ { print $2 }' "/proc/$DAEMON/status")
+[ "$uid" = $svc_uid ] || fail "the daemon's effective uid is $uid, not $svc_uid"
+# shellcheck disable=SC2086
+[ "$eff" = "$(cap_mask $caps)" ] || fail "as uid $svc_uid: CapEff $eff, not $(cap_mask $caps)"
+[ "$(stat -c %u "$user_root/$SRV_IF/es_config")" = $svc_uid ] ||
+	fail "the pins are not in the host's bpffs, owned by uid $svc_uid"
+in_srv bpftool net show dev "$SRV_IF" | grep -q 'id [0-9]' || fail "as uid $svc_uid: no XDP program attached"
+pass "as uid $svc_uid with only $caps (ambient): attached, ticking, pins in the host's bpffs"
+kill -TERM "$DAEMON"
+wait "$DAEMON" || fail "the daemon as uid $svc_uid: exit status $? on SIGTERM"
+[ ! -e "$user_root/$SRV_IF" ] || fail "on_exit = detach as uid $svc_uid left pins"
+! in_srv bpftool net show dev "$SRV_IF" | grep -q 'id [0-9]' || fail "as uid $svc_uid: detach left the program"
+pass "as uid $svc_uid: detached on exit, nothing left"
 
 # Each capability is needed: without it the daemon refuses to start and
 # leaves nothing attached.

@@ -87,11 +87,12 @@ for hook in xdp xdp-generic tc; do
 	pass "$hook: detached, nothing left"
 done
 
-# Not root: refused before anything is touched.
+# Neither root nor given the capabilities: refused before anything is
+# touched, naming what is missing.
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$EDGESHED" attach --iface "$SRV_IF" --port $PORT 2>&1) &&
 	fail "attach as nobody succeeded"
-grep -q "must run as root" <<<"$out" || fail "unclear refusal: $out"
-pass "not root: $out"
+grep -q "missing CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON" <<<"$out" || fail "unclear refusal: $out"
+pass "no capabilities: $out"
 
 # A device without native XDP (the namespace's loopback): the error says
 # which hooks to use instead.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# edgeshed run with the example config: attaches, ticks, reacts to an
-# injected signal (sheds at critical, steps down one level at a time),
-# reloads on SIGHUP (refusing a bad file), leaves the data plane admitting
-# everything on SIGTERM, fails open after SIGKILL, adopts on restart, and
-# detaches on exit when told to.
+# edgeshed run with the example config: leaves nothing behind when its
+# start fails, attaches, ticks, reacts to an injected signal (sheds at
+# critical, steps down one level at a time), reloads on SIGHUP (refusing a
+# bad file), leaves the data plane admitting everything on SIGTERM, fails
+# open after SIGKILL, adopts on restart, and detaches on exit when told to.
 source "$(dirname "$0")/lib.sh"
 : "${EXAMPLES:?folder of the example configs}"
 
@@ -56,6 +56,32 @@ start_daemon() {
 }
 status() { "$EDGESHED" --run-dir "$work/run" status --iface "$SRV_IF" --json; }
 level_is() { [ "$(status | jq .level)" = "$1" ]; }
+
+# A start that fails after attaching leaves no filter, qdisc or pin of its
+# own: here the metrics port is taken, then a second interface is missing.
+sed 's|^hook = "xdp-generic"|hook = "tc"|' "$cfg" >"$work/tc.toml"
+missing=es-none$LAB_ID
+{ cat "$work/tc.toml"; printf '\n[[interface]]\nname = "%s"\nhook = "tc"\n' "$missing"; } >"$work/two.toml"
+nothing_left() {
+	! in_srv tc filter show dev "$SRV_IF" ingress | grep -q edgeshed || fail "$1 left its filter"
+	! in_srv tc qdisc show dev "$SRV_IF" | grep -q clsact || fail "$1 left its clsact qdisc"
+	[ ! -e "/sys/fs/bpf/edgeshed/$SRV_IF" ] && [ ! -e "/sys/fs/bpf/edgeshed/$missing" ] ||
+		fail "$1 left pins: $(ls -R /sys/fs/bpf/edgeshed)"
+}
+serve 9477 60
+holder=${LAB_PIDS[-1]}
+in_srv "$EDGESHED" run --config "$work/tc.toml" >"$work/log.taken" 2>&1 &&
+	fail "the daemon started with its metrics port taken"
+grep -q "attached to $SRV_IF" "$work/log.taken" || fail "no attach before the failure: $(cat "$work/log.taken")"
+nothing_left "a start refused by a taken metrics port"
+pass "metrics port taken: $(grep -m1 -i 'error\|cannot' "$work/log.taken" | cut -c1-120); nothing left"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+in_srv "$EDGESHED" run --config "$work/two.toml" >"$work/log.two" 2>&1 &&
+	fail "the daemon started with a missing interface"
+grep -q "attached to $SRV_IF" "$work/log.two" || fail "no attach before the failure: $(cat "$work/log.two")"
+nothing_left "a start refused by a missing second interface"
+pass "second interface missing: $(grep -m1 "$missing" "$work/log.two" | cut -c1-120); nothing left"
 
 start_daemon "$cfg"
 grep -q "attached to $SRV_IF" "$log" || fail "no attach line in the log"

@@ -6,7 +6,8 @@
 #
 # Attaches to the server namespace's interface (port 80, observe mode), then
 # holds 5 connections to port 80 inside a third namespace that edgeshed
-# knows nothing of. The attached interface's in-flight must stay 0.
+# knows nothing of. The attached interface's in-flight must stay 0. Then
+# the seed of connections the tracker never saw open (below).
 source "$(dirname "$0")/lib.sh"
 : "${REFSERVER:?path of the refserver binary}"
 
@@ -49,3 +50,43 @@ echo "established on port 80 in $OTHER_NS: $other; in-flight of $SRV_IF ($SRV_NS
 [ "$other" -ge 5 ] || fail "only $other of the 5 connections in $OTHER_NS are established"
 [ "$got" = 0 ] || fail "the tracker counted $got connections of another network namespace"
 pass "in-flight counts only the attached namespace"
+
+# Connections the tracker never saw open are counted all the same: those of
+# a port protected after they opened, and those established before attach.
+# A walk over the sockets (iter/tcp) seeds the count; running it again (an
+# adoption) counts nothing twice, and each seeded connection is uncounted
+# when it closes.
+in_srv "$REFSERVER" --port 8080 --workers 4 --service-ms 8000 --metrics-port 0 \
+	--duration-s 30 >/dev/null 2>&1 &
+LAB_PIDS+=($!)
+for _ in $(seq 50); do
+	[ -n "$(ss -N "$SRV_NS" -Hltn '( sport = :8080 )')" ] && break
+	sleep 0.1
+done
+in_cli bash -c '
+	for i in 1 2 3 4; do
+		exec {fd}<>/dev/tcp/'"$SRV_V4"'/8080
+		printf "GET / HTTP/1.1\r\nHost: lab\r\n\r\n" >&$fd
+	done
+	sleep 9' &
+LAB_PIDS+=($!)
+held() { [ "$(ss -N "$SRV_NS" -Htn state established '( sport = :8080 )' | wc -l)" -ge 4 ]; }
+wait_for "4 connections to port 8080" held
+[ "$(inflight)" = 0 ] || fail "in-flight $(inflight) before port 8080 is protected"
+attach_8080() {
+	in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook xdp-generic --port 8080 --mode observe \
+		--heartbeat-timeout-ms 0 >/dev/null
+}
+attach_8080
+[ "$(inflight)" = 4 ] || fail "in-flight $(inflight), not 4, once port 8080 is protected"
+pass "a port protected after its connections opened: in-flight 4"
+attach_8080
+[ "$(inflight)" = 4 ] || fail "in-flight $(inflight), not 4, after a second attach (adoption)"
+pass "adoption counts nothing twice: in-flight 4"
+in_srv "$EDGESHED" detach --iface "$SRV_IF"
+attach_8080
+[ "$(inflight)" = 4 ] || fail "in-flight $(inflight), not 4, for connections established before attach"
+pass "connections established before attach: in-flight 4"
+idle() { [ "$(inflight)" = 0 ]; }
+wait_for "in-flight 0 once the seeded connections close" idle
+pass "seeded connections uncounted as they close"

@@ -237,6 +237,24 @@ TEST_F(TickTest, StaleSignalsFailOpenAndThePolicyAdmitsAll) {
   EXPECT_EQ(last_set().generation, dataplane_.ifaces[0].published.size());
 }
 
+TEST_F(TickTest, AConnectionSeenByTheTrackersOfTwoInterfacesCountsOnce) {
+  start(kInflightSignal);
+  // Both interfaces protect the same port; each tracker counts all 12
+  // connections to it, whichever interface they came in on.
+  ClassCounts counts{};
+  counts[law::index_of(law::TrafficClass::kNormal)] = 12;
+  dataplane_.ifaces[0].inflight = counts;
+  dataplane_.ifaces[1].inflight = counts;
+  (void)next_tick();
+  EXPECT_EQ(law_->last_inputs().inflight[law::index_of(law::TrafficClass::kNormal)], 12u);
+  EXPECT_DOUBLE_EQ(law_->last_inputs().signals[0].value, 12.0);
+  // A tracker attached later has missed some: the fuller count stands.
+  counts[law::index_of(law::TrafficClass::kNormal)] = 9;
+  dataplane_.ifaces[0].inflight = counts;
+  (void)next_tick();
+  EXPECT_EQ(law_->last_inputs().inflight[law::index_of(law::TrafficClass::kNormal)], 12u);
+}
+
 constexpr const char* kQuietSignal = R"(
 [daemon]
 tick = "100ms"

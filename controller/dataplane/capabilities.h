@@ -1,0 +1,20 @@
+// Whether this process may load, attach and pin edgeshed's programs: as
+// root, or as a dedicated user that was given the capabilities (the systemd
+// unit runs the daemon so).
+#pragma once
+
+#include <cstdint>
+
+#include "common/result.h"
+
+namespace edgeshed {
+
+// The refusal, naming each capability missing from the effective set
+// `effective` (bit n is capability n), or nothing. CAP_SYS_ADMIN stands in
+// for CAP_BPF and CAP_PERFMON, as on kernels before 5.8.
+Status check_capabilities(uint64_t effective);
+
+// check_capabilities on this process's effective set.
+Status require_capabilities();
+
+}  // namespace edgeshed

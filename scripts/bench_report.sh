@@ -145,8 +145,10 @@ SYN cookies), nftables `limit rate over 100/second` on SYNs to 8080 at
 priority raw (before conntrack, its cheapest place), nftables `ct count over
 100` (input hook, conntrack), iptables `-m connlimit --connlimit-above 100
 --connlimit-mask 0` (the nf_tables backend with the xt match), edgeshed XDP
-drop, XDP rst (RST budget raised to 10,000,000/s per CPU, so that every SYN
-takes the RST path) and TC drop (XDP generic drop too, with
+drop, XDP rst (RST budget raised to 10,000,000/s per CPU and the reflection
+limit off, so that every SYN takes the RST path), XDP rst with the
+reflection limit at its defaults (its RSTs toward the flood's one /24 are
+checked against its burst and rate) and TC drop (XDP generic drop too, with
 `SYNFLOOD_SETUPS`), all edgeshed setups with a
 token bucket of 100/s (`edgeshed policy --rate 100 --burst 100`). Each filter
 thus admits about 100 SYNs a second and drops the rest. A real client

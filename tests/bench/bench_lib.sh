@@ -161,11 +161,14 @@ start_bench_refserver() {
 
 # edgeshed_static HOOK ACTION PORT POLICY-ARGS...: the data plane without the
 # daemon (--heartbeat-timeout-ms 0 keeps the static policy), enforcing.
+# The reflection limit is off, so that RSTs measure their own cost, unless
+# ES_RST_REFLECT=default leaves it at its defaults.
 edgeshed_static() {
-	local hook=$1 action=$2 port=$3
+	local hook=$1 action=$2 port=$3 reflect=(--rst-reflect-per-sec 0)
 	shift 3
+	[ "${ES_RST_REFLECT:-off}" = default ] && reflect=()
 	in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook "$hook" --port "$port" --mode enforce \
-		--action "$action" --heartbeat-timeout-ms 0 --rst-per-sec 10000000 --rst-reflect-per-sec 0 >/dev/null
+		--action "$action" --heartbeat-timeout-ms 0 --rst-per-sec 10000000 "${reflect[@]}" >/dev/null
 	in_srv "$EDGESHED" policy --iface "$SRV_IF" --class normal "$@" >/dev/null
 }
 # A counter of the data plane's status (e.g. shed_fraction, shed_cap, syn).

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SYN flood absorption, side by side in one run: no filter (SYN backlog and
 # SYN cookies), nftables (limit rate; ct count), iptables connlimit, edgeshed
-# XDP drop, XDP rst, XDP generic drop and TC drop.
+# XDP drop, XDP rst, XDP generic drop and TC drop; and edgeshed XDP rst with
+# the reflection limit at its defaults, whose RSTs toward the flood's one
+# /24 must stay within its burst and rate.
 #
 # The flood goes from the client namespace to port 8080 of the server
 # namespace, where refserver listens, from sources spoofed in 203.0.113.0/24
@@ -41,7 +43,7 @@ FRAME_COUNT=${FRAME_COUNT:-3000000}
 FLOODS=(frames skb)
 # es_xdpg_drop (edgeshed XDP generic drop) is left out by default, to keep
 # `make bench` within its time; SYNFLOOD_SETUPS can add it.
-SETUPS=(${SYNFLOOD_SETUPS:-none nft_limit nft_ct_count iptables_connlimit es_xdp_drop es_xdp_rst es_tc_drop})
+SETUPS=(${SYNFLOOD_SETUPS:-none nft_limit nft_ct_count iptables_connlimit es_xdp_drop es_xdp_rst es_xdp_rst_reflect es_tc_drop})
 out=$BENCH_OUT/synflood
 rm -rf "$out"
 mkdir -p "$out/runs"
@@ -54,6 +56,7 @@ label() {
 	iptables_connlimit) echo "iptables connlimit" ;;
 	es_xdp_drop) echo "edgeshed XDP drop" ;;
 	es_xdp_rst) echo "edgeshed XDP rst" ;;
+	es_xdp_rst_reflect) echo "edgeshed XDP rst+reflect" ;;
 	es_xdpg_drop) echo "edgeshed XDP generic drop" ;;
 	es_tc_drop) echo "edgeshed TC drop" ;;
 	esac
@@ -93,6 +96,7 @@ EOF
 		;;
 	es_xdp_drop) edgeshed_static xdp drop 8080 --rate 100 --burst 100 ;;
 	es_xdp_rst) edgeshed_static xdp rst 8080 --rate 100 --burst 100 ;;
+	es_xdp_rst_reflect) ES_RST_REFLECT=default edgeshed_static xdp rst 8080 --rate 100 --burst 100 ;;
 	es_xdpg_drop) edgeshed_static xdp-generic drop 8080 --rate 100 --burst 100 ;;
 	es_tc_drop) edgeshed_static tc drop 8080 --rate 100 --burst 100 ;;
 	esac
@@ -142,6 +146,8 @@ EOF
 		skb) args=(--count "$SYN_COUNT") ;;
 		esac
 		k0=$(filtered_count "$s")
+		[ "$s" = es_xdp_rst_reflect ] &&
+			echo "$(edgeshed_counter rst_sent) $(edgeshed_counter rst_reflect_limited)" >"$base.$flood.rst0"
 		m0=$(cpu_mark)
 		sleep 0.5
 		m1=$(cpu_mark)
@@ -154,6 +160,11 @@ EOF
 		f1=$(now_ms)
 		rx1=$(rx_packets)
 		k1=$(filtered_count "$s")
+		# The RSTs a one-/24 flood drew: the reflection limit's test.
+		if [ "$s" = es_xdp_rst_reflect ]; then
+			echo "$((f1 - f0)) $((k1 - k0)) $(edgeshed_counter rst_sent) $(edgeshed_counter rst_reflect_limited)" \
+				>"$base.$flood.rst"
+		fi
 		# cpu_delta of the idle window | of the flood | the flood's window in
 		# loadgen's clock | packets the server received, SYNs the filter refused
 		echo "$(cpu_delta "$m0" "$m1") | $(cpu_delta "$m1" "$m2") | $((f0 - lg_t0)) $((f1 - lg_t0)) | $((rx1 - rx0)) $((k1 - k0))" >"$base.$flood.txt"
@@ -239,11 +250,26 @@ flood_title() {
 			printf "ratio (%s): %s / edgeshed XDP drop = %s x\n" "$flood" "$(label "$rule")" "$(ratio "$v" "$xdp")"
 		done
 	done
+	# The reflection limit under a sustained flood toward one /24: once its
+	# burst is spent, it draws the rate and no more.
+	burst=$(sed -n 's/^#define EDGESHED_DEFAULT_RST_REFLECT_BURST \([0-9]*\).*/\1/p' "$BENCH_LIB_DIR/../../include/edgeshed/abi.h")
+	rate=$(sed -n 's/^#define EDGESHED_DEFAULT_RST_REFLECT_PER_SEC \([0-9]*\).*/\1/p' "$BENCH_LIB_DIR/../../include/edgeshed/abi.h")
+	for f in "$out"/runs/es_xdp_rst_reflect.*.rst; do
+		[ -f "$f" ] || continue
+		read -r r0 l0 <"${f%.rst}.rst0"
+		read -r ms shed r1 l1 <"$f"
+		awk -v ms="$ms" -v shed="$shed" -v rst=$((r1 - r0)) -v held=$((l1 - l0)) -v b="$burst" -v r="$rate" \
+			-v run="$(basename "${f%.rst}")" 'BEGIN {
+			most = b + r * ms / 1000
+			printf "reflection limit (%s): %d SYNs shed toward 203.0.113.0/24 in %.2f s (%.0f/s): %d RSTs sent, %d held back; at most %d + %d/s x %.2f s = %.0f: %s\n",
+				run, shed, ms / 1000, shed * 1000 / ms, rst, held, b, r, ms / 1000, most, rst <= most + 1 ? "held" : "EXCEEDED"
+		}'
+	done
 	# A filter that refused much less than it received says so.
 	while read -r f s _ _ _ _ _ filt; do
 		[ "$s" != none ] && awk -v x="$filt" 'BEGIN { exit !(x < 0.95) }' || continue
 		echo "note ($f): $(label "$s") refused only $filt of the SYNs it received (see runs/$s.*.status.json)."
-		if [ "$f" = frames ] && [ "$s" = es_xdp_rst ]; then
+		if [ "$f" = frames ] && [[ $s == es_xdp_rst* ]]; then
 			echo "  The rest reached it unparseable (counter unparsed): the live-frames generator recycles the"
 			echo "  pages that edgeshed rewrites into RSTs, most likely while those are still on their way, so"
 			echo "  this row is indicative only. The skb flood and bench-refusal measure the RST path cleanly."

@@ -92,10 +92,12 @@ arch=${arch/aarch64/arm64}
 bpf_flags=(-target bpf -mcpu=v3 -D__TARGET_ARCH_"$arch" -Wall -Werror -I"$BUILD/bpf"
 	-I"$ROOT/include" -I"$ROOT/bpf")
 mapfile -t bpf_files < <(git ls-files '*.bpf.c')
-for f in "${bpf_files[@]}"; do
-	out=$("$TIDY" -quiet --config-file="$ROOT/bpf/.clang-tidy" "$f" -- "${bpf_flags[@]}" 2>&1) ||
-		{ printf '%s\n' "$out" | grep -v ' warnings\? generated\.$'; tidy_rc=1; }
-done
+# xargs appends the file after the flags.
+printf '%s\0' "${bpf_files[@]}" | xargs -0 -P "$JOBS" -n 1 bash -c '
+	out=$("$0" -quiet --config-file="$1" "${!#}" -- "${@:2:$#-2}" 2>&1) && exit 0
+	printf "%s\n" "$out" | grep -v " warnings\? generated\.$"
+	exit 1
+' "$TIDY" "$ROOT/bpf/.clang-tidy" "${bpf_flags[@]}" || tidy_rc=1
 [ "$tidy_rc" -eq 0 ] || failed+=(clang-tidy)
 echo "lint: clang-tidy on $((${#main_files[@]} + ${#fuzz_files[@]})) C++ and" \
 	"${#bpf_files[@]} BPF files: $([ "$tidy_rc" -eq 0 ] && echo clean || echo FINDINGS)" \

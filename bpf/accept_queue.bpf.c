@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "shared_maps.bpf.h"
+#include "tcp_iter.bpf.h"
 
 #define TCP_LISTEN_STATE 10
 
@@ -28,19 +29,12 @@ static __always_inline int protected_port(__u16 port)
 SEC("iter/tcp")
 int edgeshed_accept_queue(struct bpf_iter__tcp *ctx)
 {
-	struct sock_common *skc = ctx->sk_common;
+	struct sock *sk = iter_full_sock(ctx);
 	struct edgeshed_aq_record rec = {};
 	struct edgeshed_sk_state *st;
-	struct tcp_sock *tp;
-	struct sock *sk;
 
-	if (!skc)
+	if (!sk)
 		return 0;
-	/* Request sockets and time-wait sockets are not full sockets. */
-	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp)
-		return 0;
-	sk = (struct sock *)tp;
 	rec.port = sk->__sk_common.skc_num;
 	if (!protected_port(rec.port))
 		return 0;

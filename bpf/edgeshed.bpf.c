@@ -13,6 +13,7 @@
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 #include "rst.bpf.h"
+#include "tcp_iter.bpf.h"
 
 #define TC_ACT_UNSPEC (-1)
 #define TC_ACT_SHOT 2
@@ -276,17 +277,10 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 SEC("iter/tcp")
 int edgeshed_seed(struct bpf_iter__tcp *ctx)
 {
-	struct sock_common *skc = ctx->sk_common;
-	struct tcp_sock *tp;
-	struct sock *sk;
+	struct sock *sk = iter_full_sock(ctx);
 
-	if (!skc)
+	if (!sk)
 		return 0;
-	/* Request and time-wait sockets are not full sockets. */
-	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp)
-		return 0;
-	sk = (struct sock *)tp;
 	if (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
 	    sk->__sk_common.skc_state == TCP_CLOSE_WAIT)
 		count_socket(sk, 0);

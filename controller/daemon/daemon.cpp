@@ -95,16 +95,18 @@ Status Daemon::start_locked() {
   changes_.load();
   if (auto s = dataplane_.attach_all(config_, changes_.applied_to(config_)); !s) return s;
   // A start that fails from here on leaves no filter or pin it made.
-  if (auto s = publisher_.serve_metrics(); !s) {
+  if (auto s = start_serving(); !s) {
     dataplane_.detach_fresh();
     return s;
   }
+  return {};
+}
+
+Status Daemon::start_serving() {
+  if (auto s = publisher_.serve_metrics(); !s) return s;
   changes_.apply();
   auto control = ControlServer::listen(run_dir_.path(kControlSocketName));
-  if (!control) {
-    dataplane_.detach_fresh();
-    return control.error();
-  }
+  if (!control) return control.error();
   control_.emplace(std::move(*control));
   tick_.begin();
   return {};

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <thread>
 
 #include "edgeshed.skel.h"
@@ -181,6 +182,17 @@ FloodResult flood_two_cpus(const DataplaneFixture& dp, Entry entry, const Bytes&
   b.join();
   return {sent.load(), counted.load(),
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+void expect_shared_rate(const FloodResult& flood, uint32_t rate, uint32_t burst, const char* what) {
+  const double most = burst + rate * (flood.seconds + kJiffyS) + 2;
+  std::printf("2 CPUs, %llu SYNs in %.3f s: %llu %s, at most %.0f\n",
+              static_cast<unsigned long long>(flood.sent), flood.seconds,
+              static_cast<unsigned long long>(flood.counted), what, most);
+  ASSERT_GT(flood.sent, 10u * (burst + rate * flood.seconds))
+      << "no flood: the limit was never tested";
+  EXPECT_LE(static_cast<double>(flood.counted), most);
+  EXPECT_GE(static_cast<double>(flood.counted), burst + 0.5 * rate * flood.seconds);
 }
 
 }  // namespace edgeshed::testing

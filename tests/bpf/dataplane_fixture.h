@@ -47,8 +47,15 @@ class DataplaneFixture;
 // Runs frame through the entry point on CPUs 0 and 1 at once, each for up
 // to duration or max_per_cpu runs, counting the results with verdict.
 FloodResult flood_two_cpus(const DataplaneFixture& dp, Entry entry, const Bytes& frame,
-                           Verdict verdict, std::chrono::milliseconds duration,
-                           uint64_t max_per_cpu);
+                           Verdict verdict,
+                           std::chrono::milliseconds duration = std::chrono::milliseconds(1000),
+                           uint64_t max_per_cpu = 2'000'000);
+
+// The flood drew a limit of rate a second after its burst once, not once
+// per CPU: at most burst + rate x (its time + a jiffy) + 2 (one per CPU),
+// at least burst + half the rate over its time, and it sent ten times what
+// the limit allows, or it never tested it. what names the counted results.
+void expect_shared_rate(const FloodResult& flood, uint32_t rate, uint32_t burst, const char* what);
 
 class DataplaneFixture {
  public:

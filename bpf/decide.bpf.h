@@ -38,6 +38,29 @@ static __always_inline void class_count(struct edgeshed_stats *s,
 		s->cls[class_id][counter]++;
 }
 
+/*
+ * The coarse clock (one jiffy's resolution), read as a helper call once a
+ * jiffy per CPU: the coarse time only moves on the tick that moves jiffies,
+ * and the verifier inlines bpf_jiffies64() into a load. Every consumer
+ * (heartbeat, rate limits, budgets) works on milliseconds or more.
+ */
+static __always_inline __u64 coarse_now(void)
+{
+	struct edgeshed_clock *c;
+	__u32 zero = 0;
+	__u64 jiffies;
+
+	c = bpf_map_lookup_elem(&es_clock, &zero);
+	if (!c)
+		return bpf_ktime_get_coarse_ns();
+	jiffies = bpf_jiffies64();
+	if (c->jiffies != jiffies) {
+		c->ns = bpf_ktime_get_coarse_ns();
+		c->jiffies = jiffies;
+	}
+	return c->ns;
+}
+
 /* Source-prefix override of the port's class; tries are skipped when empty
  * so the common configuration pays for no LPM walk. */
 static __always_inline __u32 classify_source(const struct edgeshed_config *cfg,
@@ -373,6 +396,7 @@ static __always_inline int heartbeat_stale(const struct edgeshed_config *cfg,
  * must turn the packet into a RST (and count RST_SENT once it has).
  */
 static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
+					   void *data, void *data_end,
 					   __u32 *class_out)
 {
 	const struct edgeshed_class_policy *pol;
@@ -411,9 +435,7 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		class_count(s, class_id, EDGESHED_CTR_PASS_MODE_OFF);
 		return EDGESHED_VERDICT_PASS;
 	}
-	/* The coarse clock (one jiffy) costs a fraction of the precise one,
-	 * and every consumer works on a scale of milliseconds or more. */
-	now = bpf_ktime_get_coarse_ns();
+	now = coarse_now();
 	if (heartbeat_stale(cfg, ctl, now)) {
 		class_count(s, class_id, EDGESHED_CTR_FAIL_OPEN);
 		return EDGESHED_VERDICT_PASS;
@@ -429,6 +451,10 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 	reason = shed_reason(class_id, cfg, ctl, pol, pkt, now);
 	if (reason == EDGESHED_REASON_NONE) {
 		class_count(s, class_id, EDGESHED_CTR_ADMITTED);
+		return EDGESHED_VERDICT_PASS;
+	}
+	if (!ipv4_header_intact(pkt, data, data_end)) {
+		s->global[EDGESHED_GCTR_BAD_CHECKSUM]++;
 		return EDGESHED_VERDICT_PASS;
 	}
 	if (cfg->mode != EDGESHED_MODE_ENFORCE) {
@@ -497,7 +523,7 @@ static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *p
 	if (!s || !cfg || !ctl)
 		return EDGESHED_VERDICT_PASS;
 	if (cfg->mode != EDGESHED_MODE_ENFORCE ||
-	    heartbeat_stale(cfg, ctl, bpf_ktime_get_coarse_ns()))
+	    heartbeat_stale(cfg, ctl, coarse_now()))
 		goto pass;
 	class_id = EDGESHED_CLASS_NORMAL;
 	if (pkt->family)

@@ -23,11 +23,12 @@
 
 /* Decides on what the parser found; fills class_id for the RST path. */
 static __always_inline int edgeshed_verdict(int parsed, struct edgeshed_pkt *pkt,
+					    void *data, void *data_end,
 					    __u32 *class_id)
 {
 	switch (parsed) {
 	case EDGESHED_PARSE_SYN:
-		return edgeshed_decide(pkt, class_id);
+		return edgeshed_decide(pkt, data, data_end, class_id);
 	case EDGESHED_PARSE_TOO_DEEP:
 		return edgeshed_decide_too_deep(pkt);
 	case EDGESHED_PARSE_FRAGMENT:
@@ -35,9 +36,6 @@ static __always_inline int edgeshed_verdict(int parsed, struct edgeshed_pkt *pkt
 		return EDGESHED_VERDICT_PASS;
 	case EDGESHED_PARSE_UNPARSED:
 		global_count(EDGESHED_GCTR_UNPARSED);
-		return EDGESHED_VERDICT_PASS;
-	case EDGESHED_PARSE_BAD_CHECKSUM:
-		global_count(EDGESHED_GCTR_BAD_CHECKSUM);
 		return EDGESHED_VERDICT_PASS;
 	default:
 		return EDGESHED_VERDICT_PASS;
@@ -66,7 +64,7 @@ int edgeshed_xdp(struct xdp_md *ctx)
 	int len, parsed;
 
 	parsed = edgeshed_parse(data, data_end, data_end - data, &pkt);
-	switch (edgeshed_verdict(parsed, &pkt, &class_id)) {
+	switch (edgeshed_verdict(parsed, &pkt, data, data_end, &class_id)) {
 	case EDGESHED_VERDICT_DROP:
 		return XDP_DROP;
 	case EDGESHED_VERDICT_RST:
@@ -112,7 +110,7 @@ int edgeshed_tc(struct __sk_buff *skb)
 	pkt.at_tc = 1;
 	pkt.tc_to_host = pkt_type == PACKET_HOST;
 
-	switch (edgeshed_verdict(parsed, &pkt, &class_id)) {
+	switch (edgeshed_verdict(parsed, &pkt, data, data_end, &class_id)) {
 	case EDGESHED_VERDICT_DROP:
 		return TC_ACT_SHOT;
 	case EDGESHED_VERDICT_RST:

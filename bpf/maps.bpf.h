@@ -101,6 +101,19 @@ struct {
 	__type(value, struct edgeshed_budget);
 } es_event_budget SEC(".maps");
 
+/* This CPU's last read of the coarse clock, and the jiffy it was read in. */
+struct edgeshed_clock {
+	__u64 jiffies;
+	__u64 ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct edgeshed_clock);
+} es_clock SEC(".maps");
+
 /* Reflection limit: the networks that were sent RSTs lately, each with the
  * time its next RST is due (GCRA). Shared by all CPUs, updated atomically;
  * the LRU keeps a flood from every address within a fixed size. */

@@ -36,6 +36,8 @@
 #define IPV6_FRAG_MF 0x0001
 #define IPV4_MAX_HDR_WORDS 15 /* a 60-byte header in 32-bit words */
 #define TCP_MIN_DOFF 5
+/* Ethernet plus the VLAN tags the parser walks. */
+#define MAX_L3_OFF (sizeof(struct ethhdr) + EDGESHED_MAX_VLANS * sizeof(struct vlan_hdr))
 
 #define TCP_FLAG_FIN 0x01
 #define TCP_FLAG_SYN 0x02
@@ -50,7 +52,6 @@ enum edgeshed_parse_result {
 	/* Headers deeper than we walk, so a SYN may hide behind them; family
 	 * and saddr are filled in when the IP header was reached, else 0. */
 	EDGESHED_PARSE_TOO_DEEP,
-	EDGESHED_PARSE_BAD_CHECKSUM, /* a SYN the kernel will drop */
 };
 
 struct edgeshed_pkt {
@@ -208,8 +209,6 @@ static __always_inline int parse_ipv4(void *data, void *data_end,
 	pkt->saddr[0] = iph->saddr;
 	if (ret != EDGESHED_PARSE_SYN)
 		return ret;
-	if (!ipv4_checksum_ok(iph, ihl_bytes, data_end))
-		return EDGESHED_PARSE_BAD_CHECKSUM;
 	pkt->l3_off = off;
 	pkt->daddr[0] = iph->daddr;
 	return ret;
@@ -345,6 +344,27 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 		__builtin_memcpy(pkt->dst_mac, eth->h_dest, sizeof(pkt->dst_mac));
 	}
 	return ret;
+}
+
+/*
+ * The kernel drops a SYN whose IPv4 header checksum is wrong, so it is no
+ * connection to shed or answer. Only a SYN about to be shed pays for the
+ * sum: one admitted reaches the kernel's own check anyway.
+ */
+static __always_inline int ipv4_header_intact(const struct edgeshed_pkt *pkt,
+					      void *data, void *data_end)
+{
+	__u32 off = pkt->l3_off;
+	struct iphdr *iph;
+
+	if (pkt->family != AF_INET)
+		return 1;
+	if (off > MAX_L3_OFF)
+		return 0;
+	iph = data + off;
+	if ((void *)(iph + 1) > data_end)
+		return 0;
+	return ipv4_checksum_ok(iph, iph->ihl * 4, data_end);
 }
 
 #endif /* EDGESHED_PARSE_BPF_H */

@@ -8,8 +8,6 @@
 #define RST_TTL 64
 #define IPV4_DF 0x4000
 #define ETH_ALEN 6
-/* Ethernet plus the VLAN tags the parser walks. */
-#define MAX_L3_OFF (sizeof(struct ethhdr) + EDGESHED_MAX_VLANS * sizeof(struct vlan_hdr))
 #define TCP_DOFF_BYTE (TCP_MIN_DOFF << 4)
 #define TCP_RST_ACK (TCP_FLAG_RST | TCP_FLAG_ACK)
 

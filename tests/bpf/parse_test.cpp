@@ -223,6 +223,28 @@ TEST_P(ParseTest, ASynWithABadIpv4ChecksumPasses) {
                 "bad checksum, IP options");
 }
 
+// Only a SYN about to be shed pays for the sum: one its class admits is
+// admitted (the kernel drops it), and one shed by RST is never answered.
+TEST_P(ParseTest, TheChecksumIsCheckedOnlyWhereTheSynWouldBeShed) {
+  constexpr size_t kChecksumAt = 14 + 10;
+  Bytes frame = PacketBuilder::syn_v4().build();
+  frame[kChecksumAt] ^= 0x01;
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 0, 0});
+  auto before = dp_.stats();
+  EXPECT_EQ(dp_.run(GetParam(), frame).verdict, Verdict::kPass);
+  auto after = dp_.stats();
+  EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
+  EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_BAD_CHECKSUM), 0u);
+
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  edgeshed_config cfg = dp_.config();
+  cfg.action = EDGESHED_ACTION_RST;
+  dp_.set_config(cfg);
+  expect_global(frame, Verdict::kPass, EDGESHED_GCTR_BAD_CHECKSUM, "shed by RST");
+  EXPECT_EQ(dp_.run(GetParam(), PacketBuilder::syn_v4().build()).verdict, Verdict::kTx)
+      << "intact, shed by RST";
+}
+
 TEST_P(ParseTest, NonTcpAndNonIpPass) {
   auto before = dp_.stats();
   expect(PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").arp().build(), Verdict::kPass, "ARP");

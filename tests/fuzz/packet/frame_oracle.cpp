@@ -113,7 +113,7 @@ FrameVerdict classify_ipv4(Cursor l3, FrameVerdict v) {
   packet.copy(16, 4, v.dst.data());
   v = classify_tcp(packet.sub(header_len, total - header_len), std::move(v));
   if (v.kind == FrameKind::kNewConnection && !ipv4_header_sum_ok(packet.sub(0, header_len))) {
-    return verdict(FrameKind::kBadChecksum, "IPv4 header checksum");
+    return with_kind(v, FrameKind::kBadChecksum, "IPv4 header checksum");
   }
   return v;
 }

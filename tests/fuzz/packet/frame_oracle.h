@@ -48,7 +48,8 @@ enum class FrameKind {
   kOther,          // anything else that is not a new connection: passes
   kNewConnection,  // SYN without ACK or RST: classified by its port
   kTooDeep,        // headers deeper than walked: dropped while its class sheds
-  kBadChecksum,    // a SYN whose IPv4 header checksum is wrong: passes, counted
+  kBadChecksum,    // a SYN whose IPv4 header checksum is wrong: decided as one,
+                   // but where it would be shed it passes, counted
 };
 
 const char* to_string(FrameKind kind);
@@ -57,7 +58,7 @@ struct FrameVerdict {
   FrameKind kind = FrameKind::kUnparsed;
   std::string why;  // for failure messages: which rule decided
 
-  // Filled in for kNewConnection; family and src for kTooDeep too, when
+  // Filled in for kNewConnection and kBadChecksum; family and src for kTooDeep too, when
   // the IP header was reached.
   int family = 0;  // AF_INET or AF_INET6
   size_t l3_offset = 0;

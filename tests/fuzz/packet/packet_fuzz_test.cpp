@@ -316,11 +316,9 @@ class PacketFuzz {
         return x;
       case FrameKind::kOther:
         return x;
-      case FrameKind::kBadChecksum:
-        x.delta[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] = 1;
-        return x;
       case FrameKind::kTooDeep:
         return expect_too_deep(v, shed_by_hash);
+      case FrameKind::kBadChecksum:
       case FrameKind::kNewConnection:
         break;
     }
@@ -342,6 +340,10 @@ class PacketFuzz {
                                                                        : kNone;
     if (reason == kNone) {
       x.delta[cls_index(c, EDGESHED_CTR_ADMITTED)] = 1;
+      return x;
+    }
+    if (v.kind == FrameKind::kBadChecksum) {  // the kernel drops it: nothing to shed
+      x.delta[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] = 1;
       return x;
     }
     const int offset = reason == kCap ? 0 : 1;
@@ -393,9 +395,9 @@ class PacketFuzz {
     const bool too_deep_draws = v.kind == FrameKind::kTooDeep &&
                                 class_of(v) == EDGESHED_CLASS_NORMAL &&
                                 phase_.mode == EDGESHED_MODE_ENFORCE && !phase_.stale_heartbeat;
-    const bool draws = too_deep_draws || (v.kind == FrameKind::kNewConnection &&
-                                          protected_port(v.dport) &&
-                                          class_of(v) == EDGESHED_CLASS_NORMAL);
+    const bool syn = v.kind == FrameKind::kNewConnection || v.kind == FrameKind::kBadChecksum;
+    const bool draws = too_deep_draws ||
+                       (syn && protected_port(v.dport) && class_of(v) == EDGESHED_CLASS_NORMAL);
     // The normal class's draw is the one thing the oracle does not compute;
     // which way it went is read from the counters and must then be
     // consistent in everything else, and the same for every frame of the
@@ -404,7 +406,8 @@ class PacketFuzz {
     if (draws) {
       shed = d[cls_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC)] != 0 ||
              d[cls_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_WOULD_SHED_FRAC)] != 0 ||
-             d[global_index(EDGESHED_GCTR_SHED_TOO_DEEP)] != 0;
+             d[global_index(EDGESHED_GCTR_SHED_TOO_DEEP)] != 0 ||
+             (v.kind == FrameKind::kBadChecksum && d[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] != 0);
       // The family is part of the key: a frame too deep for an IP header
       // draws on an all-zero source of no family.
       const std::string key = std::to_string(v.family) + ":" +

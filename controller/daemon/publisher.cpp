@@ -30,14 +30,18 @@ Status Publisher::serve_metrics() {
 
 void Publisher::publish(const TickOutcome& o) {
   if (o.decision.level_changed) ++level_changes_;
-  auto state = make_state(
-      {o.decision, o.signals, o.now, o.level_since, o.interfaces, config_path_,
-       config_.daemon.tick, o.latency, changes_.changes().describe(o.wall_now),
-       config_.metrics.enabled ? std::optional<std::string>(config_.metrics.address + ":" +
+  auto state = make_state({o.decision, o.signals, o.now, o.level_since, o.interfaces, config_path_,
+                           config_.daemon.tick, o.latency, changes_.changes().describe(o.wall_now),
+                           config_.metrics.enabled
+                               ? std::optional<std::string>(config_.metrics.address + ":" +
                                                             std::to_string(config_.metrics.port))
                                : std::nullopt});
-  if (auto s = ipc::write_state_file(state, run_path(ipc::kStateFileName)); !s) {
-    errors_.error("state", s.error().message, o.now);
+  if (state_refresh_.due(state, o.now, config_.daemon.tick)) {
+    if (auto s = ipc::write_state_file(state, run_path(ipc::kStateFileName)); !s) {
+      errors_.error("state", s.error().message, o.now);
+    } else {
+      state_refresh_.written(state, o.now);
+    }
   }
   write_level_file(o.decision.level, o.now);
   tick_seconds_.observe(std::chrono::duration<double>(steady_.now() - o.now).count());
@@ -49,7 +53,7 @@ void Publisher::publish(const TickOutcome& o) {
 void Publisher::write_level_file(law::Level level, std::chrono::nanoseconds now) {
   if (level_file_written_ == level) return;
   auto s = ipc::write_file_atomically(run_path(ipc::kLevelFileName),
-                                 std::string(law::to_string(level)) + "\n", 0644);
+                                      std::string(law::to_string(level)) + "\n", 0644);
   if (!s) {
     errors_.error("level", s.error().message, now);
     return;

@@ -1,6 +1,6 @@
 // What the daemon tells the world after each tick: the state file (for
-// `edgeshed status`), the level file (for the protected service, rewritten
-// on change only), the Prometheus metrics and systemd's status and watchdog.
+// `edgeshed status`, see daemon/state_refresh.h), the level file (for the protected service,
+// rewritten on change only), the Prometheus metrics and systemd's status and watchdog.
 #pragma once
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "daemon/metrics_server.h"
 #include "daemon/operator_changes.h"
 #include "daemon/service_notify.h"
+#include "daemon/state_refresh.h"
 #include "daemon/tick.h"
 #include "law/clock.h"
 
@@ -53,6 +54,7 @@ class Publisher final : public TickPublisher {
   uint64_t reloads_failed_ = 0;
   std::optional<law::Level> level_file_written_;
   LogLimiter errors_{std::chrono::seconds(10)};
+  StateRefresh state_refresh_;
 };
 
 }  // namespace edgeshed::daemon

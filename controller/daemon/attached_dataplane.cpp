@@ -137,7 +137,7 @@ Result<signals::QueueSnapshot> AttachedDataplane::read_accept_queues() {
   // Each interface has its own protected ports; a port on several sees
   // the same sockets, so the worst reading of a port stands.
   signals::QueueSnapshot merged;
-  for (const auto& reader : queue_readers_) {
+  for (auto& reader : queue_readers_) {
     auto snap = reader.read();
     if (!snap) return snap.error();
     for (const auto& [port, q] : *snap) {

@@ -56,9 +56,9 @@ Result<AcceptQueueReader> AcceptQueueReader::open_pinned(const std::string& pin_
   return open(ports.get(), sk_state.get());
 }
 
-Result<QueueSnapshot> AcceptQueueReader::read() const {
+Result<QueueSnapshot> AcceptQueueReader::read() {
   if (!use_diag_) return walk();
-  auto listeners = read_listen_queues();
+  auto listeners = diag_.read();
   if (!listeners) return listeners.error();
   QueueSnapshot snapshot;
   bool waiting = false;

@@ -8,6 +8,7 @@
 
 #include "common/queue_snapshot.h"
 #include "common/result.h"
+#include "dataplane/listen_queues.h"
 
 struct accept_queue_bpf;
 struct bpf_link;
@@ -24,7 +25,7 @@ class AcceptQueueReader {
   // holds connections, a walk over the namespace's TCP sockets for their
   // sojourn. The walk visits every bucket of the established hash, which
   // costs most of the daemon's tick on an idle host (make bench-controller).
-  Result<QueueSnapshot> read() const;
+  Result<QueueSnapshot> read();
 
   // How many reads needed the walk.
   uint64_t walks() const { return walks_; }
@@ -40,8 +41,9 @@ class AcceptQueueReader {
   };
   std::unique_ptr<accept_queue_bpf, SkeletonDeleter> skel_;
   std::unique_ptr<bpf_link, LinkDeleter> link_;
-  int ports_fd_ = -1;      // the skeleton's es_ports, owned by skel_
-  bool use_diag_ = true;   // false where sock_diag fails: every read walks
+  int ports_fd_ = -1;     // the skeleton's es_ports, owned by skel_
+  bool use_diag_ = true;  // false where sock_diag fails: every read walks
+  ListenQueueDump diag_;
   mutable uint64_t walks_ = 0;
 };
 

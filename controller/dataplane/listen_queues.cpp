@@ -55,7 +55,8 @@ Status dump_family(int fd, uint8_t family, std::vector<ListenQueue>& out) {
         const int code = h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)) ? -err->error : EIO;
         return make_error("sock_diag: " + errno_text(code));
       }
-      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+          h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
         continue;
       }
       const auto* d = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
@@ -68,14 +69,21 @@ Status dump_family(int fd, uint8_t family, std::vector<ListenQueue>& out) {
 
 }  // namespace
 
-Result<std::vector<ListenQueue>> read_listen_queues() {
-  Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
-  if (!fd.valid()) return make_error("sock_diag socket: " + errno_text(errno));
+Result<std::vector<ListenQueue>> ListenQueueDump::read() {
+  if (!fd_.valid()) {
+    fd_.reset(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+    if (!fd_.valid()) return make_error("sock_diag socket: " + errno_text(errno));
+  }
   std::vector<ListenQueue> out;
   for (uint8_t family : {AF_INET, AF_INET6}) {
-    if (auto s = dump_family(fd.get(), family, out); !s) return s.error();
+    if (auto s = dump_family(fd_.get(), family, out); !s) {
+      fd_.reset();
+      return s.error();
+    }
   }
   return out;
 }
+
+Result<std::vector<ListenQueue>> read_listen_queues() { return ListenQueueDump().read(); }
 
 }  // namespace edgeshed

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace edgeshed {
@@ -17,7 +18,18 @@ struct ListenQueue {
   uint32_t max_depth = 0;  // the listen() backlog
 };
 
-// IPv4 and IPv6 listeners.
+// Dumps every tick through one netlink socket, opened at the first dump
+// and closed after a failed one (its unread replies would confuse the next).
+class ListenQueueDump {
+ public:
+  // IPv4 and IPv6 listeners.
+  Result<std::vector<ListenQueue>> read();
+
+ private:
+  Fd fd_;
+};
+
+// One dump, through a socket of its own.
 Result<std::vector<ListenQueue>> read_listen_queues();
 
 }  // namespace edgeshed

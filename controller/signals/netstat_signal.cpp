@@ -1,10 +1,6 @@
 #include "signals/netstat_signal.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "signals/parse/netstat.h"
 #include "signals/signal_params.h"
@@ -36,11 +32,9 @@ Result<NetstatOptions> netstat_options(const config::SignalConfig& cfg) {
 }
 
 Result<Sample> NetstatSignal::sample(std::chrono::nanoseconds now) {
-  std::ifstream in(options_.path);
-  if (!in) return make_error("cannot read " + options_.path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  auto netstat = parse_netstat(text.str());
+  auto text = file_.read();
+  if (!text) return text.error();
+  auto netstat = parse_netstat(*text);
   if (!netstat) return make_error(options_.path + ": " + netstat.error().message);
   auto count = find_counter(*netstat, "TcpExt", options_.counter);
   if (!count) return make_error(options_.path + ": " + count.error().message);

@@ -22,6 +22,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "signals/proc_file.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -35,13 +36,15 @@ Result<NetstatOptions> netstat_options(const config::SignalConfig& cfg);
 
 class NetstatSignal final : public SignalSource {
  public:
-  explicit NetstatSignal(NetstatOptions options) : options_(std::move(options)) {}
+  explicit NetstatSignal(NetstatOptions options)
+      : options_(std::move(options)), file_(options_.path) {}
   // The counter's increase per second since the previous sample; 0 for the
   // first sample and after the counter went down (a new network namespace).
   Result<Sample> sample(std::chrono::nanoseconds now) override;
 
  private:
   NetstatOptions options_;
+  ProcFile file_;
   std::optional<uint64_t> previous_;
   std::chrono::nanoseconds previous_at_{0};
 };

@@ -1,9 +1,6 @@
 #include "signals/psi_signal.h"
 
 #include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace edgeshed::signals {
 
@@ -16,19 +13,17 @@ double PsiSignal::stall_percent(uint64_t total_us, uint64_t prev_total_us,
 }
 
 Result<Sample> PsiSignal::sample(std::chrono::nanoseconds now) {
-  std::ifstream in(path_);
-  if (!in) {
-    std::string why = std::strerror(errno);
-    return make_error("cannot read " + path_ + ": " + why +
-                      (errno == ENOENT || errno == EOPNOTSUPP
-                           ? " (PSI disabled? boot with psi=1, kernel 4.20+)"
-                           : ""));
+  auto text = file_.read();
+  if (!text) {
+    const int err = file_.failed_errno();
+    return make_error(text.error().message + (err == ENOENT || err == EOPNOTSUPP
+                                                  ? " (PSI disabled? boot with psi=1, kernel 4.20+)"
+                                                  : ""));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto stats = parse_psi(text.str());
-  if (!stats) return make_error(path_ + ": " + stats.error().message);
-  if (line_ == Line::kFull && !stats->full) return make_error(path_ + ": has no 'full' line");
+  auto stats = parse_psi(*text);
+  if (!stats) return make_error(file_.path() + ": " + stats.error().message);
+  if (line_ == Line::kFull && !stats->full)
+    return make_error(file_.path() + ": has no 'full' line");
   const PsiLine& line = line_ == Line::kFull ? *stats->full : stats->some;
 
   double value = line.avg10;

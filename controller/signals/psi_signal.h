@@ -11,6 +11,7 @@
 #include <string>
 
 #include "signals/parse/psi.h"
+#include "signals/proc_file.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -21,7 +22,7 @@ class PsiSignal final : public SignalSource {
   enum class Measure { kTick, kAvg10 };
 
   PsiSignal(std::string path, Line line, Measure measure)
-      : path_(std::move(path)), line_(line), measure_(measure) {}
+      : file_(std::move(path)), line_(line), measure_(measure) {}
   Result<Sample> sample(std::chrono::nanoseconds now) override;
 
   // The percentage (0..100) for a new reading, given the previous one.
@@ -29,7 +30,7 @@ class PsiSignal final : public SignalSource {
                               std::chrono::nanoseconds elapsed);
 
  private:
-  std::string path_;
+  ProcFile file_;
   Line line_;
   Measure measure_;
   std::optional<uint64_t> prev_total_us_;

@@ -173,13 +173,14 @@ load_phase() {
 }
 
 # quiet_gap CYCLE: no load; after a second for the last connections to
-# close, QUIET_SAMPLES readings of data plane, kernel and controller, and
+# close and one for the state file's refresh (daemon/state_refresh.h),
+# QUIET_SAMPLES readings of data plane, kernel and controller, and
 # the level, as a row of $SC_WORK/quiet:
 # cycle start_ms end_ms dp_max ss_max ctl_max mismatches level
 quiet_gap() {
 	local c=$1 t0 dp ss ctl bad=0 dpmax=0 ssmax=0 ctlmax=0
 	t0=$(now_ms)
-	sleep 1
+	sleep 2
 	for _ in $(seq "$QUIET_SAMPLES"); do
 		dp=$(dp_counts | cut -f4)
 		ss=$(established_on_port)
@@ -191,7 +192,7 @@ quiet_gap() {
 		[ "$ctl" -gt "$ctlmax" ] && ctlmax=$ctl
 		sleep 0.2
 	done
-	sleep "$(awk -v q="$QUIET_S" -v n="$QUIET_SAMPLES" 'BEGIN { r = q - 1 - 0.2 * n; print (r > 0 ? r : 0) }')"
+	sleep "$(awk -v q="$QUIET_S" -v n="$QUIET_SAMPLES" 'BEGIN { r = q - 2 - 0.2 * n; print (r > 0 ? r : 0) }')"
 	echo "$c $t0 $(now_ms) $dpmax $ssmax $ctlmax $bad $(our_level)" >>"$SC_WORK/quiet"
 }
 

@@ -105,7 +105,7 @@ struct State {
   int pid = 0;
   std::string config;        // path of the daemon's config file
   int64_t monotonic_ms = 0;  // CLOCK_MONOTONIC when written
-  int64_t tick_ms = 0;       // how often the file is rewritten
+  int64_t tick_ms = 0;       // the daemon's tick (daemon/state_refresh.h: when it is written)
   std::string level;
   int64_t level_since_ms = 0;  // CLOCK_MONOTONIC
   bool level_pinned = false;

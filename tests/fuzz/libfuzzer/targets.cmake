@@ -9,7 +9,7 @@ set(EDGESHED_FUZZ_TARGETS config prometheus_text psi netstat cli_args)
 # (paths from the repository root). Targets not listed link the core only.
 set(EDGESHED_FUZZ_CORE_SOURCES
     controller/signals/parse/prometheus_text.cpp controller/signals/parse/histogram.cpp
-    controller/signals/parse/psi.cpp controller/signals/psi_signal.cpp
+    controller/signals/parse/psi.cpp controller/signals/psi_signal.cpp controller/signals/proc_file.cpp
     controller/signals/parse/netstat.cpp
     # The options parsers of the signal kinds the config target checks, and
     # what their sources need to link (nothing of it runs).

@@ -39,6 +39,27 @@ Status lookup(const Fd& fd, const void* key, T* value, const char* what) {
   return {};
 }
 
+// Every entry of an array map in one syscall. ENOENT only says the walk
+// reached the end; an array map walks in key order, so values[i] is key i's.
+template <class T, size_t N>
+Status lookup_all(const Fd& fd, std::array<T, N>& values, const char* what) {
+  std::array<uint32_t, N> keys{};
+  __u32 count = N;
+  __u32 out_batch = 0;
+  bpf_map_batch_opts opts{};
+  opts.sz = sizeof(opts);
+  if (bpf_map_lookup_batch(fd.get(), nullptr, &out_batch, keys.data(), values.data(), &count,
+                           &opts) != 0 &&
+      errno != ENOENT) {
+    return make_error(std::string("cannot read ") + what + ": " + errno_text(errno));
+  }
+  if (count != N) {
+    return make_error(std::string(what) + ": read " + std::to_string(count) + " entries of " +
+                      std::to_string(N));
+  }
+  return {};
+}
+
 Status update(const Fd& fd, const void* key, const void* value, const char* what) {
   if (bpf_map_update_elem(fd.get(), key, value, BPF_ANY)) {
     return make_error(std::string("cannot write ") + what + ": " + errno_text(errno));
@@ -328,9 +349,7 @@ Result<edgeshed_stats> Maps::read_stats() const {
 
 Result<ClassCounts> Maps::read_inflight_classes() const {
   ClassCounts counts{};
-  for (uint32_t k = 0; k < EDGESHED_NUM_CLASSES; ++k) {
-    if (auto s = lookup(inflight_cls_, &k, &counts[k], "in-flight map"); !s) return s.error();
-  }
+  if (auto s = lookup_all(inflight_cls_, counts, "in-flight map"); !s) return s.error();
   return counts;
 }
 
@@ -343,22 +362,7 @@ Result<uint64_t> Maps::read_inflight_port(uint16_t port) const {
 
 Result<Maps::LatencyOwners> Maps::read_latency_owners() const {
   LatencyOwners owners{};
-  std::array<uint32_t, EDGESHED_MAX_LATENCY_PORTS> slots{};
-  __u32 count = EDGESHED_MAX_LATENCY_PORTS;
-  __u32 out_batch = 0;
-  bpf_map_batch_opts opts{};
-  opts.sz = sizeof(opts);
-  // One syscall; ENOENT only says the walk reached the end. An array map
-  // walks in key order, so owners[i] is slot i's.
-  if (bpf_map_lookup_batch(latency_ports_.get(), nullptr, &out_batch, slots.data(), owners.data(),
-                           &count, &opts) != 0 &&
-      errno != ENOENT) {
-    return make_error("cannot read latency slot map: " + errno_text(errno));
-  }
-  if (count != EDGESHED_MAX_LATENCY_PORTS) {
-    return make_error("latency slot map: read " + std::to_string(count) + " slots of " +
-                      std::to_string(EDGESHED_MAX_LATENCY_PORTS));
-  }
+  if (auto s = lookup_all(latency_ports_, owners, "latency slot map"); !s) return s.error();
   return owners;
 }
 

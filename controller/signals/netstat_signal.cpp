@@ -31,12 +31,17 @@ Result<NetstatOptions> netstat_options(const config::SignalConfig& cfg) {
   return options;
 }
 
+Result<uint64_t> NetstatSignal::counter_of(std::string_view text) const {
+  if (auto quick = quick_counter(text, kSection, options_.counter)) return *quick;
+  auto netstat = parse_netstat(text);
+  if (!netstat) return netstat.error();
+  return find_counter(*netstat, kSection, options_.counter);
+}
+
 Result<Sample> NetstatSignal::sample(std::chrono::nanoseconds now) {
   auto text = file_.read();
   if (!text) return text.error();
-  auto netstat = parse_netstat(*text);
-  if (!netstat) return make_error(options_.path + ": " + netstat.error().message);
-  auto count = find_counter(*netstat, "TcpExt", options_.counter);
+  auto count = counter_of(*text);
   if (!count) return make_error(options_.path + ": " + count.error().message);
 
   double rate = 0.0;

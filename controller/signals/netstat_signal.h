@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "config/config.h"
@@ -43,6 +44,11 @@ class NetstatSignal final : public SignalSource {
   Result<Sample> sample(std::chrono::nanoseconds now) override;
 
  private:
+  static constexpr std::string_view kSection = "TcpExt";
+  // Without a table of every counter where the text is well formed; parsed
+  // whole for the error where it is not.
+  Result<uint64_t> counter_of(std::string_view text) const;
+
   NetstatOptions options_;
   ProcFile file_;
   std::optional<uint64_t> previous_;

@@ -93,6 +93,26 @@ TEST(NetstatParse, MissingSectionOrCounterSaysSo) {
   EXPECT_EQ(far.error().message, "TcpExt has no counter 'Bogus'");
 }
 
+// The signal's fast path reads what the full parse reads, and leaves every
+// malformed pair to it (for the error).
+TEST(NetstatParse, QuickCounterAgreesWithTheFullParse) {
+  const std::string text = fixture("netstat_6.18.txt");
+  auto n = parse_netstat(text);
+  ASSERT_TRUE(n) << n.error().message;
+  for (const auto& [name, value] : n->sections.at("TcpExt")) {
+    EXPECT_EQ(quick_counter(text, "TcpExt", name), value) << name;
+  }
+  EXPECT_EQ(quick_counter(text, "IpExt", "InOctets"), 27312784u);
+  EXPECT_EQ(quick_counter(text, "TcpExt", "ListenDrop"), std::nullopt);
+  EXPECT_EQ(quick_counter(text, "Tcp", "ListenDrops"), std::nullopt);
+  for (const char* bad :
+       {"TcpExt: A B C\nTcpExt: 1 2\n", "TcpExt: A B\nTcpExt: 1 2 3\n",
+        "TcpExt: A B\nTcpExt: 1 x\n", "TcpExt: A B\nTcpExt: 1 -2\n", "TcpExt: A B\nIpExt: 1 2\n",
+        "TcpExt: A B\n", "TcpExt: A B\n\nTcpExt: 1 2\n"}) {
+    EXPECT_EQ(quick_counter(bad, "TcpExt", "B"), std::nullopt) << bad;
+  }
+}
+
 TEST(NetstatSignalSource, RatePerSecondSinceThePreviousSample) {
   TempFile f;
   f.write(tcp_ext(5, 100));

@@ -5,20 +5,21 @@
 #include <vector>
 
 #include "common/edit_distance.h"
+#include "signals/parse/fields.h"
 
 namespace edgeshed::signals {
 namespace {
 
 std::vector<std::string_view> split_blanks(std::string_view text) {
   std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
-    std::size_t start = i;
-    while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\r') ++i;
-    if (i > start) out.push_back(text.substr(start, i - start));
-  }
+  for (std::string_view f = next_field(text); !f.empty(); f = next_field(text)) out.push_back(f);
   return out;
+}
+
+std::size_t count_fields(std::string_view rest) {
+  std::size_t n = 0;
+  while (!next_field(rest).empty()) ++n;
+  return n;
 }
 
 struct Line {
@@ -45,9 +46,7 @@ Result<Netstat> parse_netstat(std::string_view text) {
   std::size_t number = 0;
   while (!text.empty()) {
     ++number;
-    std::size_t newline = text.find('\n');
-    std::string_view row = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    std::string_view row = next_line(text);
     if (split_blanks(row).empty()) continue;
     auto line = split_line(row, number);
     if (!line) return line.error();
@@ -92,6 +91,35 @@ Result<Netstat> parse_netstat(std::string_view text) {
     }
   }
   return out;
+}
+
+std::optional<uint64_t> quick_counter(std::string_view text, std::string_view section,
+                                      std::string_view counter) {
+  // The names line: the first that starts "<section>:".
+  std::string_view names, values;
+  while (!text.empty()) {
+    std::string_view row = next_line(text);
+    if (row.size() > section.size() && row.substr(0, section.size()) == section &&
+        row[section.size()] == ':') {
+      if (names.empty()) {
+        names = row.substr(section.size() + 1);
+        continue;
+      }
+      values = row.substr(section.size() + 1);
+      break;
+    }
+    if (!names.empty()) return std::nullopt;  // the values line must follow
+  }
+  if (values.empty() || count_fields(names) != count_fields(values)) return std::nullopt;
+  for (std::string_view name = next_field(names); !name.empty(); name = next_field(names)) {
+    std::string_view value = next_field(values);
+    if (name != counter) continue;
+    uint64_t parsed = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (ec != std::errc() || end != value.data() + value.size()) return std::nullopt;
+    return parsed;
+  }
+  return std::nullopt;
 }
 
 Result<uint64_t> find_counter(const Netstat& netstat, std::string_view section,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,13 @@ struct Netstat {
 // of names that differs from the count of values, a value that is not a
 // whole number, a section given twice.
 Result<Netstat> parse_netstat(std::string_view text);
+
+// The fast path of a signal that reads one counter every tick: the counter
+// from the first pair of lines of its section, without building the whole
+// table. nullopt when that pair is not well formed or has no such counter:
+// the caller then parses it all, for the error.
+std::optional<uint64_t> quick_counter(std::string_view text, std::string_view section,
+                                      std::string_view counter);
 
 // One counter, or an error naming what is missing (and a near miss, for a
 // misspelt counter).

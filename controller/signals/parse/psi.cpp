@@ -1,8 +1,9 @@
 #include "signals/parse/psi.h"
 
 #include <charconv>
-#include <sstream>
 #include <string>
+
+#include "signals/parse/fields.h"
 
 namespace edgeshed::signals {
 namespace {
@@ -20,12 +21,12 @@ Result<double> parse_double(std::string_view text) {
 Result<PsiLine> parse_fields(std::string_view rest) {
   PsiLine line;
   int seen = 0;
-  std::istringstream in{std::string(rest)};
-  std::string field;
-  while (in >> field) {
+  for (std::string_view field = next_field(rest); !field.empty(); field = next_field(rest)) {
     auto eq = field.find('=');
-    if (eq == std::string::npos) return make_error("field '" + field + "' has no '='");
-    std::string_view key(field.data(), eq), value(field.data() + eq + 1, field.size() - eq - 1);
+    if (eq == std::string_view::npos) {
+      return make_error("field '" + std::string(field) + "' has no '='");
+    }
+    std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
     if (key == "total") {
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), line.total_us);
       if (ec != std::errc() || end != value.data() + value.size()) {
@@ -52,21 +53,22 @@ Result<PsiLine> parse_fields(std::string_view rest) {
 Result<PsiStats> parse_psi(std::string_view text) {
   PsiStats stats;
   bool has_some = false;
-  std::istringstream in{std::string(text)};
-  std::string row;
-  while (std::getline(in, row)) {
+  while (!text.empty()) {
+    const std::string_view row = next_line(text);
     if (row.empty()) continue;
     auto space = row.find(' ');
-    std::string_view kind(row.data(), space == std::string::npos ? row.size() : space);
-    if (space == std::string::npos) return make_error("line '" + row + "' has no fields");
-    auto line = parse_fields(std::string_view(row).substr(space + 1));
-    if (!line) return make_error("PSI line '" + row + "': " + line.error().message);
+    std::string_view kind = row.substr(0, space);
+    if (space == std::string_view::npos) {
+      return make_error("line '" + std::string(row) + "' has no fields");
+    }
+    auto line = parse_fields(row.substr(space + 1));
+    if (!line) return make_error("PSI line '" + std::string(row) + "': " + line.error().message);
     if (kind == "some")
       stats.some = *line, has_some = true;
     else if (kind == "full")
       stats.full = *line;
     else
-      return make_error("PSI line '" + row + "': expected 'some' or 'full'");
+      return make_error("PSI line '" + std::string(row) + "': expected 'some' or 'full'");
   }
   if (!has_some) return make_error("no 'some' line in PSI data");
   return stats;

@@ -3,24 +3,20 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace edgeshed::signals {
 
 Result<Sample> FileSignal::sample(std::chrono::nanoseconds now) {
-  std::ifstream in(path_);
-  if (!in) return make_error("cannot read " + path_ + ": " + std::strerror(errno));
-  std::string text;
-  std::getline(in, text);
+  auto read = file_.read();
+  if (!read) return read.error();
+  const std::string text(read->substr(0, read->find('\n')));
   char* end = nullptr;
   errno = 0;
   double value = std::strtod(text.c_str(), &end);
   while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
   if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE ||
       !std::isfinite(value)) {
-    return make_error(path_ + ": expected one number, found '" + text + "'");
+    return make_error(file_.path() + ": expected one number, found '" + text + "'");
   }
   return Sample{value, now};
 }

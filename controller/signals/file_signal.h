@@ -5,17 +5,18 @@
 
 #include <string>
 
+#include "signals/proc_file.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
 
 class FileSignal final : public SignalSource {
  public:
-  explicit FileSignal(std::string path) : path_(std::move(path)) {}
+  explicit FileSignal(std::string path) : file_(std::move(path), ProcFile::Reopen::kEachRead) {}
   Result<Sample> sample(std::chrono::nanoseconds now) override;
 
  private:
-  std::string path_;
+  ProcFile file_;
 };
 
 // A fixed value, for a configured baseline or a test.

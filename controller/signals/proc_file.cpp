@@ -27,14 +27,17 @@ Result<std::string_view> ProcFile::read() {
   if (text_.size() < kFirstRead) text_.resize(kFirstRead);
   size_t used = 0;
   for (;;) {
-    if (used == text_.size()) text_.resize(text_.size() * 2);
-    const ssize_t n =
-        ::pread(fd_.get(), text_.data() + used, text_.size() - used, static_cast<off_t>(used));
+    const size_t room = text_.size() - used;
+    const ssize_t n = ::pread(fd_.get(), text_.data() + used, room, static_cast<off_t>(used));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail();
-    if (n == 0) break;
     used += static_cast<size_t>(n);
+    // Each of these files is one record, shown whole: a read that leaves
+    // room is its end, as it is for a regular file.
+    if (static_cast<size_t>(n) < room) break;
+    text_.resize(text_.size() * 2);
   }
+  if (reopen_ == Reopen::kEachRead) fd_.reset();
   return std::string_view(text_.data(), used);
 }
 

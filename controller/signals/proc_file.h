@@ -1,7 +1,9 @@
-// A kernel text file (/proc/pressure/*, /proc/net/netstat, a cgroup's
-// *.pressure) read whole every tick. Its fd stays open and each read starts
-// at offset 0, where the kernel generates the text anew: one read instead of
-// an open, a read and a close, into a buffer that is reused.
+// A small text file read whole every tick, into a buffer that is reused:
+// a kernel file of one record (/proc/pressure/*, /proc/net/netstat, a
+// cgroup's *.pressure; not a file of many, such as /proc/net/tcp, whose
+// reads may stop short of the end) or a regular file. A kernel file's fd
+// stays open and each read starts at offset 0, where the kernel generates
+// the text anew: one read instead of an open, reads and a close.
 #pragma once
 
 #include <string>
@@ -14,7 +16,12 @@ namespace edgeshed::signals {
 
 class ProcFile {
  public:
-  explicit ProcFile(std::string path) : path_(std::move(path)) {}
+  // kEachRead: a file that may be replaced by a rename (an operator's), which
+  // a held fd would never see.
+  enum class Reopen { kNever, kEachRead };
+
+  explicit ProcFile(std::string path, Reopen reopen = Reopen::kNever)
+      : path_(std::move(path)), reopen_(reopen) {}
 
   // The file's whole text, valid until the next read. A failed read closes
   // the file, so the next one opens it again (a cgroup recreated).
@@ -27,6 +34,7 @@ class ProcFile {
   Result<std::string_view> fail();
 
   std::string path_;
+  Reopen reopen_;
   int failed_errno_ = 0;
   Fd fd_;
   std::string text_;

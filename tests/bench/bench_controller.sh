@@ -9,14 +9,24 @@ SECONDS_TO_RUN=${SECONDS_TO_RUN:-30}
 lab_up
 work=$(mktemp -d)
 LAB_DIRS+=("$work") # lab_cleanup keeps the exit status; a trap of our own would not
+# The run directory where a host keeps it: /run is a tmpfs under systemd, and
+# a disk filesystem would add its own cost of the state file's rename.
+run_dir=$(mktemp -d /dev/shm/edgeshed-bench.XXXXXX)
+LAB_DIRS+=("$run_dir")
 echo 0.5 >"$work/injected"
 
+# CPU time of all of a process's threads, ns: schedstat counts in ns where
+# /proc/PID/stat's utime and stime count in clock ticks (10 ms).
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat | awk '{ ns += $1 } END { printf "%d\n", ns }'
+}
+
 run_one() {
-	local tick=$1 cfg=$work/bench.toml pid t0 t1 c0 c1 hz
+	local tick=$1 cfg=$work/bench.toml pid t0 t1 c0 c1 rss
 	cat >"$cfg" <<TOML
 [daemon]
 tick = "$tick"
-run_dir = "$work/run"
+run_dir = "$run_dir/run"
 [dataplane]
 mode = "enforce"
 [[interface]]
@@ -68,18 +78,17 @@ TOML
 	pid=$!
 	LAB_PIDS+=("$pid")
 	sleep 2 # start-up (attach, first ticks) is not steady state
-	hz=$(getconf CLK_TCK)
-	c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	c0=$(cpu_ns "$pid")
 	t0=$(date +%s.%N)
 	sleep "$SECONDS_TO_RUN"
-	c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	c1=$(cpu_ns "$pid")
 	t1=$(date +%s.%N)
 	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
 	kill -TERM "$pid"
 	wait "$pid" || true
-	awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$hz" -v tick="$tick" -v rss="$rss" '
+	awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tick="$tick" -v rss="$rss" '
 	BEGIN {
-		wall = t1 - t0; cpu = (c1 - c0) / hz
+		wall = t1 - t0; cpu = (c1 - c0) / 1e9
 		ms = tick; sub(/ms$/, "", ms)
 		ticks = wall * 1000 / ms
 		printf "%-8s %8.1f s %10.3f s %12.3f %12.1f %10.2f%% %8.1f\n", tick, wall, cpu, cpu * 1000 / wall,
@@ -88,10 +97,11 @@ TOML
 }
 
 echo "edgeshed controller overhead: 8 signals (inflight, accept_queue, dataplane, netstat, psi cpu/memory/io, file), 1 interface"
-printf "%-8s %10s %12s %12s %12s %11s %8s\n" tick wall "cpu (u+s)" "cpu ms/s" "cpu us/tick" "% of core" "RSS MiB"
+echo "run directory on $(stat -f -c %T "$run_dir")"
+printf "%-8s %10s %12s %12s %12s %11s %8s\n" tick wall "cpu" "cpu ms/s" "cpu us/tick" "% of core" "RSS MiB"
 row=$(run_one 100ms)
 echo "$row"
 run_one 10ms
-echo "(/proc/PID/stat utime+stime, ${SECONDS_TO_RUN}s of steady state each; RSS: VmRSS at the end)"
+echo "(CPU: the run time of the daemon's threads in /proc/PID/task/*/schedstat, in ns; ${SECONDS_TO_RUN}s of steady state each; RSS: VmRSS at the end)"
 pct=$(awk '{ v = $(NF - 1); sub(/%$/, "", v); print v }' <<<"$row")
 echo "target: the daemon at most 0.5% of a core at the default tick (100ms): ${pct}% of a core, $(awk -v p="$pct" 'BEGIN { print (p <= 0.5) ? "met" : "NOT met" }')"

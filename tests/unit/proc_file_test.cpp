@@ -64,5 +64,18 @@ TEST_F(ProcFileTest, AMissingFileIsAnErrorUntilItAppears) {
   EXPECT_EQ(*text, "TcpExt: ListenDrops\nTcpExt: 3\n");
 }
 
+// An operator's tool writes a new file and renames it over the path.
+TEST_F(ProcFileTest, AFileOpenedForEachReadSeesOneRenamedOverIt) {
+  write("1\n");
+  ProcFile f(path_, ProcFile::Reopen::kEachRead);
+  ASSERT_TRUE(f.read());
+  const std::string fresh = dir_ + "/fresh";
+  std::ofstream(fresh) << "2.5\n";
+  ASSERT_EQ(std::rename(fresh.c_str(), path_.c_str()), 0);
+  auto text = f.read();
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(*text, "2.5\n");
+}
+
 }  // namespace
 }  // namespace edgeshed::signals

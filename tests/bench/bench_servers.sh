@@ -361,27 +361,26 @@ done
 # cost_case: "OFFERED ACHIEVED DAEMON_CPU% BPF_CPU% BPF_RUNS_PER_S BPF_NS_PER_REQUEST"
 # over 10 s of keep-alive requests to a refserver of 0 ms (128 slots).
 cost_case() {
-	local secs=10 tck d0 d1 k0 k1 done_ps
+	local secs=10 d0 d1 k0 k1 done_ps
 	start_server refserver "$SVC_PORT" 128 0
 	start_matrix_daemon port_only "$SVC_PORT"
 	sleep 2
-	tck=$(getconf CLK_TCK)
 	bpf_totals() {
 		bpftool -j prog show | jq -r '[.[] | select(.name | startswith("edgeshed"))] |
 			"\(map(.run_time_ns // 0) | add // 0) \(map(.run_cnt // 0) | add // 0)"'
 	}
-	d0=$(awk '{ print $14 + $15 }' "/proc/$DAEMON/stat")
+	d0=$(pid_ns "$DAEMON")
 	k0=$(bpf_totals)
 	load cost --port "$SVC_PORT" --keep-alive --max-connections 64 --rate "$COST_RATE" \
 		--count $((COST_RATE * secs)) --duration-s "$secs" --timeout-ms "$TIMEOUT_MS"
-	d1=$(awk '{ print $14 + $15 }' "/proc/$DAEMON/stat")
+	d1=$(pid_ns "$DAEMON")
 	k1=$(bpf_totals)
 	done_ps=$(jv cost .total.completed_per_sec)
-	awk -v r="$COST_RATE" -v g="$done_ps" -v d0="$d0" -v d1="$d1" -v t="$tck" -v s="$(jv cost .duration_s)" \
+	awk -v r="$COST_RATE" -v g="$done_ps" -v d0="$d0" -v d1="$d1" -v s="$(jv cost .duration_s)" \
 		-v k0="$k0" -v k1="$k1" 'BEGIN {
 			split(k0, a, " "); split(k1, b, " ")
 			ns = b[1] - a[1]; runs = b[2] - a[2]
-			printf "cost %s %.0f %.1f %.2f %.0f %.0f\n", r, g, (d1 - d0) * 100 / t / s, ns / 1e7 / s, runs / s,
+			printf "cost %s %.0f %.1f %.2f %.0f %.0f\n", r, g, (d1 - d0) / 1e7 / s, ns / 1e7 / s, runs / s,
 				(g > 0 ? ns / (g * s) : 0)
 		}'
 }

@@ -41,6 +41,11 @@ need nft iptables ethtool jq gnuplot bpftool gawk
 SYN_COUNT=${SYN_COUNT:-400000}
 FRAME_COUNT=${FRAME_COUNT:-3000000}
 FLOODS=(frames skb)
+# SYNFLOOD_PROFILE=1: perf samples the server's NAPI thread during each
+# frames flood, and the table splits each filter's CPU per SYN into its own
+# code (edgeshed's program; nftables' chain) and the path every setup pays.
+PROFILE=${SYNFLOOD_PROFILE:-0}
+[ "$PROFILE" = 1 ] && need perf
 # es_xdpg_drop (edgeshed XDP generic drop) is left out by default, to keep
 # `make bench` within its time; SYNFLOOD_SETUPS can add it.
 SETUPS=(${SYNFLOOD_SETUPS:-none nft_limit nft_ct_count iptables_connlimit es_xdp_drop es_xdp_rst es_xdp_rst_reflect es_tc_drop})
@@ -148,6 +153,13 @@ EOF
 		k0=$(filtered_count "$s")
 		[ "$s" = es_xdp_rst_reflect ] &&
 			echo "$(edgeshed_counter rst_sent) $(edgeshed_counter rst_reflect_limited)" >"$base.$flood.rst0"
+		local prof=
+		if [ "$PROFILE" = 1 ] && [ "$flood" = frames ]; then
+			perf record -F 4999 -g -t "$(IFS=,; echo "${CPU_SRV_NAPI[*]}")" -o "$base.$flood.perf" \
+				-- sleep 150 >/dev/null 2>&1 &
+			prof=$!
+			LAB_PIDS+=("$prof")
+		fi
 		m0=$(cpu_mark)
 		sleep 0.5
 		m1=$(cpu_mark)
@@ -158,6 +170,7 @@ EOF
 			--timeout-s 120 "${args[@]}" >"$base.$flood.gen"
 		m2=$(cpu_mark)
 		f1=$(now_ms)
+		[ -z "$prof" ] || { kill -INT "$prof"; wait "$prof" || true; }
 		rx1=$(rx_packets)
 		k1=$(filtered_count "$s")
 		# The RSTs a one-/24 flood drew: the reflection limit's test.
@@ -212,6 +225,60 @@ for flood in "${FLOODS[@]}"; do
 	done
 done >"$out/medians"
 ref() { awk -v f="$1" -v s="$2" -v c="$3" '$1 == f && $2 == s { print $c }' "$out/medians"; }
+
+# Shares of a profile's samples (weighted by period): "OWN FIRST_TOUCH".
+# Own: the filter's code, edgeshed's program (its JIT image) or nftables'
+# chain (nft_*, nf_hook*). First touch: the program's entry (its first
+# ENTRY_BYTES of machine code, which load the frame's first cache line, a
+# miss on a frame the CPU has not seen; nftables pays it in eth_type_trans),
+# counted with the shared path, not as the program's own.
+ENTRY_BYTES=128
+own_share() {
+	local starts
+	starts=$(perf report -i "$1" --header-only 2>/dev/null |
+		awk '/bpf_prog_info/ && / bpf_prog_.*_edgeshed_/ { print $4, $6 }')
+	# Addresses by their low 32 bits: an awk number holds 53.
+	perf script -i "$1" -F period,ip,sym -G 2>/dev/null | awk -v starts="$starts" -v entry="$ENTRY_BYTES" '
+		function low32(hex) { sub(/^0x/, "", hex); return strtonum("0x" substr(hex, length(hex) - 7)) }
+		BEGIN { n = split(starts, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); at[f[1]] = low32(f[2]) } }
+		{
+			w = $1; sym = $3; total += w
+			if (sym in at) {
+				if ((low32($2) - at[sym] + 4294967296) % 4294967296 < entry) first += w; else own += w
+			}
+			else if (sym ~ /^(nft_|__nft_|nf_hook)/) own += w
+		}
+		END { printf "%.4f %.4f\n", (total > 0 ? own / total : 0), (total > 0 ? first / total : 0) }'
+}
+
+# Per setup, median over its runs: CPU per SYN, the filter's own share of
+# the NAPI thread's samples, and that share in ns per SYN.
+profile_table() {
+	echo
+	echo "profile of the frames flood (perf, the server's NAPI thread, 4999 Hz; median of the runs)"
+	printf "%-26s %11s %10s %11s %13s %14s\n" setup "ns per SYN" "own share" "own ns/SYN" "first touch" \
+		"shared ns/SYN"
+	local s n f cpu share first
+	for s in "${SETUPS[@]}"; do
+		[[ $s == none ]] && continue
+		for n in $(seq "$REPEAT"); do
+			f=$out/runs/$s.$n.frames.perf
+			[ -f "$f" ] || continue
+			cpu=$(run_figures frames "$s" "$n" | awk '{ print $2 * 1000 }')
+			echo "$cpu $(own_share "$f")"
+		done >"$out/profile.$s"
+		[ -s "$out/profile.$s" ] || continue
+		cpu=$(awk '{ print $1 }' "$out/profile.$s" | median)
+		share=$(awk '{ print $2 }' "$out/profile.$s" | median)
+		first=$(awk '{ print $3 }' "$out/profile.$s" | median)
+		awk -v s="$(label "$s")" -v c="$cpu" -v sh="$share" -v ft="$first" 'BEGIN {
+			printf "%-26s %11.0f %9.1f%% %11.0f %12.1f%% %14.0f\n", s, c, 100 * sh, c * sh, 100 * ft, c * (1 - sh) }'
+	done
+	echo "own: samples in the filter's own code (edgeshed's program past its entry; nft_*, nf_hook*); first"
+	echo "touch: the program's first $ENTRY_BYTES bytes of machine code, where it loads the frame's first cache"
+	echo "line (nftables pays that miss in eth_type_trans); shared: all but own, the veth, XDP and skb"
+	echo "set-up and IP input, which a NIC's driver poll would replace."
+}
 
 flood_title() {
 	case $1 in
@@ -285,6 +352,7 @@ flood_title() {
 		met=$(awk -v r="$r" 'BEGIN { print (r != "-" && r >= 3) ? "met" : "NOT met" }')
 		echo "target (frames): edgeshed XDP drop >= 3x less CPU per SYN than the nftables rule, $(label "$rule"): $r x, $met"
 	done
+	[ "$PROFILE" = 1 ] && profile_table
 } | tee "$out/table.txt"
 
 # Plot: CPU per million SYNs by setup, one bar per flood; SYNs/s the same.

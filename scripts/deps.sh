@@ -29,6 +29,8 @@ packages=(
 	# benchmarks: the alternatives to edgeshed, and tools of the lab.
 	# nginx and haproxy run only inside a bench's namespace, never as services.
 	nftables iptables nginx haproxy ethtool gawk
+	# where a SYN's CPU goes (bench-synflood SYNFLOOD_PROFILE=1)
+	linux-perf
 	# the controller under CPU starvation (netns test)
 	stress-ng
 )

@@ -6,8 +6,10 @@
 
 #include <fcntl.h>
 
+#include <array>
 #include <cstring>
 #include <ctime>
+#include <span>
 
 #include "dataplane/errno_message.h"
 #include "dataplane/skeleton.h"
@@ -39,12 +41,12 @@ Status lookup(const Fd& fd, const void* key, T* value, const char* what) {
   return {};
 }
 
-// Every entry of an array map in one syscall. ENOENT only says the walk
-// reached the end; an array map walks in key order, so values[i] is key i's.
-template <class T, size_t N>
-Status lookup_all(const Fd& fd, std::array<T, N>& values, const char* what) {
-  std::array<uint32_t, N> keys{};
-  __u32 count = N;
+// Up to values.size() entries of a map from its first key, in one syscall;
+// how many it read. ENOENT only says the walk reached the end.
+template <class T>
+Result<uint32_t> lookup_batch(const Fd& fd, std::span<uint32_t> keys, std::span<T> values,
+                              const char* what) {
+  __u32 count = static_cast<__u32>(values.size());
   __u32 out_batch = 0;
   bpf_map_batch_opts opts{};
   opts.sz = sizeof(opts);
@@ -53,8 +55,17 @@ Status lookup_all(const Fd& fd, std::array<T, N>& values, const char* what) {
       errno != ENOENT) {
     return make_error(std::string("cannot read ") + what + ": " + errno_text(errno));
   }
-  if (count != N) {
-    return make_error(std::string(what) + ": read " + std::to_string(count) + " entries of " +
+  return count;
+}
+
+// Every entry of an array map; it walks in key order, so values[i] is key i's.
+template <class T, size_t N>
+Status lookup_all(const Fd& fd, std::array<T, N>& values, const char* what) {
+  std::array<uint32_t, N> keys{};
+  auto count = lookup_batch(fd, std::span<uint32_t>(keys), std::span<T>(values), what);
+  if (!count) return count.error();
+  if (*count != N) {
+    return make_error(std::string(what) + ": read " + std::to_string(*count) + " entries of " +
                       std::to_string(N));
   }
   return {};
@@ -249,18 +260,11 @@ Status Maps::set_ports(const std::vector<PortClass>& ports) const {
 Result<std::vector<PortClass>> Maps::read_ports() const {
   std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);
   std::vector<edgeshed_port> values(EDGESHED_NUM_PORTS);
-  __u32 count = EDGESHED_NUM_PORTS;
-  __u32 out_batch = 0;
-  bpf_map_batch_opts opts{};
-  opts.sz = sizeof(opts);
-  // One syscall for the table; ENOENT only says the walk reached the end.
-  if (bpf_map_lookup_batch(ports_.get(), nullptr, &out_batch, keys.data(), values.data(), &count,
-                           &opts) != 0 &&
-      errno != ENOENT) {
-    return make_error("cannot read port map: " + errno_text(errno));
-  }
+  auto count = lookup_batch(ports_, std::span<uint32_t>(keys), std::span<edgeshed_port>(values),
+                            "port map");
+  if (!count) return count.error();
   std::vector<PortClass> out;
-  for (__u32 i = 0; i < count; ++i) {
+  for (__u32 i = 0; i < *count; ++i) {
     if (values[i].protected_port)
       out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id});
   }

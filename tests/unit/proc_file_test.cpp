@@ -2,11 +2,11 @@
 #include "signals/proc_file.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -22,8 +22,8 @@ class ProcFileTest : public ::testing::Test {
     path_ = dir_ + "/f";
   }
   void TearDown() override {
-    std::remove(path_.c_str());
-    rmdir(dir_.c_str());
+    (void)std::remove(path_.c_str());
+    (void)rmdir(dir_.c_str());
   }
   // Rewrites the file in place, as the kernel's text changes under one fd.
   void write(const std::string& text) const { std::ofstream(path_, std::ios::trunc) << text; }

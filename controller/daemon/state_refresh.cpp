@@ -5,25 +5,22 @@
 namespace edgeshed::daemon {
 namespace {
 
-// Runtime changes without the time each has left.
-ipc::ActiveChanges untimed(ipc::ActiveChanges c) {
-  for (auto* change : {&c.mode, &c.action, &c.level}) {
+// The state without what moves every tick: the clock, pressure and its
+// drivers, signal values, latency and the time left on changes. Whatever
+// else State holds, a field added later included, is a decision.
+ipc::State settled(const ipc::State& state) {
+  ipc::State s = state;
+  s.monotonic_ms = 0;
+  s.pressure.reset();
+  s.drivers.clear();
+  s.signals.clear();
+  s.latency.reset();
+  for (auto* change : {&s.runtime_changes.mode, &s.runtime_changes.action,
+                       &s.runtime_changes.level}) {
     if (*change) (*change)->left_s.reset();
   }
-  for (auto& cls : c.classes) cls.left_s.reset();
-  return c;
-}
-
-// Equal in everything but what moves every tick: the clock, pressure and
-// its drivers, signal values, latency and the time left on changes.
-bool same_decision(const ipc::State& a, const ipc::State& b) {
-  return a.pid == b.pid && a.config == b.config && a.tick_ms == b.tick_ms && a.level == b.level &&
-         a.level_since_ms == b.level_since_ms && a.level_pinned == b.level_pinned &&
-         a.mode == b.mode && a.fail_open == b.fail_open && a.all_stale == b.all_stale &&
-         a.adaptive_limit == b.adaptive_limit && a.interfaces == b.interfaces &&
-         a.classes == b.classes && a.metrics == b.metrics &&
-         ((a.runtime_changes.empty() && b.runtime_changes.empty()) ||
-          untimed(a.runtime_changes) == untimed(b.runtime_changes));
+  for (auto& cls : s.runtime_changes.classes) cls.left_s.reset();
+  return s;
 }
 
 }  // namespace
@@ -31,11 +28,11 @@ bool same_decision(const ipc::State& a, const ipc::State& b) {
 bool StateRefresh::due(const ipc::State& state, std::chrono::nanoseconds now,
                        std::chrono::nanoseconds tick) const {
   const auto refresh = std::max<std::chrono::nanoseconds>(tick, kStateRefresh);
-  return !written_ || now - written_at_ >= refresh || !same_decision(state, *written_);
+  return !written_ || now - written_at_ >= refresh || settled(state) != *written_;
 }
 
 void StateRefresh::written(const ipc::State& state, std::chrono::nanoseconds now) {
-  written_ = state;
+  written_ = settled(state);
   written_at_ = now;
 }
 

@@ -26,7 +26,7 @@ class StateRefresh {
   void written(const ipc::State& state, std::chrono::nanoseconds now);
 
  private:
-  std::optional<ipc::State> written_;
+  std::optional<ipc::State> written_;  // settled: without its moving parts
   std::chrono::nanoseconds written_at_{0};
 };
 

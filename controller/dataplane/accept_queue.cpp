@@ -39,7 +39,7 @@ Result<AcceptQueueReader> AcceptQueueReader::open(int ports_fd, int sk_state_fd)
   r.link_.reset(bpf_program__attach_iter(r.skel_->progs.edgeshed_accept_queue, nullptr));
   if (!r.link_) return make_error("cannot attach the accept-queue iterator: " + errno_text(errno));
   r.ports_fd_ = bpf_map__fd(r.skel_->maps.es_ports);
-  if (auto probe = read_listen_queues(); !probe) {
+  if (auto probe = r.diag_.read(); !probe) {
     r.use_diag_ = false;
     spdlog::warn("accept queues: {} (is tcp_diag available?); every tick walks all TCP sockets",
                  probe.error().message);

@@ -23,7 +23,7 @@ static __always_inline int protected_port(__u16 port)
 	__u32 key = port;
 	struct edgeshed_port *p = bpf_map_lookup_elem(&es_ports, &key);
 
-	return p && p->protected_port;
+	return p && (p->protocols & EDGESHED_PORT_TCP);
 }
 
 SEC("iter/tcp")

@@ -7,6 +7,8 @@
 #include "parse.bpf.h"
 
 #define NSEC_PER_SEC 1000000000ull
+/* The smallest UDP payload that may carry a QUIC Initial (RFC 9000 14.1). */
+#define QUIC_MIN_INITIAL_DATAGRAM 1200
 #define FRAC_MASK (EDGESHED_FRAC_ONE - 1)
 
 enum edgeshed_verdict {
@@ -30,11 +32,15 @@ static __always_inline void global_count(int counter)
 		s->global[counter]++;
 }
 
-static __always_inline void class_count(struct edgeshed_stats *s,
+static __always_inline void class_count(struct edgeshed_stats *s, __u32 proto,
 					__u32 class_id, int counter)
 {
-	if (class_id < EDGESHED_NUM_CLASSES && counter >= 0 &&
-	    counter < EDGESHED_NUM_COUNTERS)
+	if (class_id >= EDGESHED_NUM_CLASSES || counter < 0 ||
+	    counter >= EDGESHED_NUM_COUNTERS)
+		return;
+	if (proto == EDGESHED_PROTO_QUIC)
+		s->quic_cls[class_id][counter]++;
+	else
 		s->cls[class_id][counter]++;
 }
 
@@ -352,8 +358,8 @@ static __always_inline int reflect_take(const struct edgeshed_config *cfg,
  * the sample rate and per-CPU budget bound the cost under a flood. */
 static __always_inline void emit_event(const struct edgeshed_config *cfg,
 				       const struct edgeshed_pkt *pkt,
-				       __u32 class_id, int reason, int outcome,
-				       __u64 now)
+				       __u32 proto, __u32 class_id, int reason,
+				       int outcome, __u64 now)
 {
 	struct edgeshed_event *ev;
 
@@ -377,6 +383,8 @@ static __always_inline void emit_event(const struct edgeshed_config *cfg,
 	ev->class_id = class_id;
 	ev->reason = reason;
 	ev->outcome = outcome;
+	ev->protocol = proto;
+	__builtin_memset(ev->_pad, 0, sizeof(ev->_pad));
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -390,6 +398,84 @@ static __always_inline int heartbeat_stale(const struct edgeshed_config *cfg,
 	       (__s64)(now - ctl->heartbeat_ns) > (__s64)cfg->heartbeat_timeout_ns;
 }
 
+/* What a new connection to a protected port is decided by. */
+struct admission {
+	struct edgeshed_stats *s;
+	struct edgeshed_config *cfg;
+	struct edgeshed_control *ctl;
+	const struct edgeshed_class_policy *pol;
+	__u64 now;
+	__u32 proto; /* enum edgeshed_protocol */
+	__u32 class_id;
+};
+
+static __always_inline int admission_settings(struct admission *a)
+{
+	__u32 zero = 0;
+
+	a->s = stats_get();
+	a->cfg = bpf_map_lookup_elem(&es_config, &zero);
+	a->ctl = bpf_map_lookup_elem(&es_control, &zero);
+	if (!a->s || !a->cfg || !a->ctl) {
+		global_count(EDGESHED_GCTR_NO_POLICY);
+		return -1;
+	}
+	return 0;
+}
+
+/* The class of the connection and its policy. Returns -1 where the
+ * connection passes undecided (counted here): mode off, a controller gone
+ * silent (fail open), a missing policy. */
+static __always_inline int admission_policy(struct admission *a,
+					    const struct edgeshed_pkt *pkt,
+					    __u32 port_class)
+{
+	struct edgeshed_policy_set *set;
+
+	a->class_id = classify_source(a->cfg, pkt->family, pkt->saddr,
+				      port_class);
+	if (a->class_id >= EDGESHED_NUM_CLASSES) {
+		global_count(EDGESHED_GCTR_NO_POLICY);
+		return -1;
+	}
+	if (a->cfg->mode == EDGESHED_MODE_OFF) {
+		class_count(a->s, a->proto, a->class_id,
+			    EDGESHED_CTR_PASS_MODE_OFF);
+		return -1;
+	}
+	a->now = coarse_now();
+	if (heartbeat_stale(a->cfg, a->ctl, a->now)) {
+		class_count(a->s, a->proto, a->class_id, EDGESHED_CTR_FAIL_OPEN);
+		return -1;
+	}
+	set = active_policy(a->ctl);
+	if (!set) {
+		global_count(EDGESHED_GCTR_NO_POLICY);
+		return -1;
+	}
+	a->pol = &set->cls[a->class_id];
+	return 0;
+}
+
+/* Counts a decision to shed. Returns 0 where the connection passes all the
+ * same: observe mode. */
+static __always_inline int admission_shed(const struct admission *a,
+					  const struct edgeshed_pkt *pkt,
+					  int reason)
+{
+	if (a->cfg->mode != EDGESHED_MODE_ENFORCE) {
+		class_count(a->s, a->proto, a->class_id,
+			    EDGESHED_CTR_WOULD_SHED_CAP + reason -
+				    EDGESHED_REASON_CAP);
+		emit_event(a->cfg, pkt, a->proto, a->class_id, reason,
+			   EDGESHED_EVENT_WOULD_SHED, a->now);
+		return 0;
+	}
+	class_count(a->s, a->proto, a->class_id,
+		    EDGESHED_CTR_SHED_CAP + reason - EDGESHED_REASON_CAP);
+	return 1;
+}
+
 /*
  * Decision for a new connection (SYN without ACK); anything to an
  * unprotected port passes. The returned RST verdict means the caller
@@ -399,106 +485,160 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 					   void *data, void *data_end,
 					   __u32 *class_out)
 {
-	const struct edgeshed_class_policy *pol;
-	struct edgeshed_policy_set *set;
-	struct edgeshed_control *ctl;
-	struct edgeshed_config *cfg;
-	struct edgeshed_stats *s;
+	struct admission a = { .proto = EDGESHED_PROTO_TCP };
 	struct edgeshed_port *port;
-	__u32 key = 0, class_id;
-	__u64 now;
+	__u32 key = pkt->dport;
 	int reason;
 
-	key = pkt->dport;
 	port = bpf_map_lookup_elem(&es_ports, &key);
-	if (!port || !port->protected_port) {
+	if (!port || !(port->protocols & EDGESHED_PORT_TCP)) {
 		global_count(EDGESHED_GCTR_UNPROTECTED);
 		return EDGESHED_VERDICT_PASS;
 	}
+	if (admission_settings(&a) || admission_policy(&a, pkt, port->class_id))
+		return EDGESHED_VERDICT_PASS;
+	*class_out = a.class_id;
 
-	key = 0;
-	s = stats_get();
-	cfg = bpf_map_lookup_elem(&es_config, &key);
-	ctl = bpf_map_lookup_elem(&es_control, &key);
-	if (!s || !cfg || !ctl) {
-		global_count(EDGESHED_GCTR_NO_POLICY);
-		return EDGESHED_VERDICT_PASS;
-	}
-	class_id = classify_source(cfg, pkt->family, pkt->saddr, port->class_id);
-	if (class_id >= EDGESHED_NUM_CLASSES) {
-		global_count(EDGESHED_GCTR_NO_POLICY);
-		return EDGESHED_VERDICT_PASS;
-	}
-	*class_out = class_id;
-
-	if (cfg->mode == EDGESHED_MODE_OFF) {
-		class_count(s, class_id, EDGESHED_CTR_PASS_MODE_OFF);
-		return EDGESHED_VERDICT_PASS;
-	}
-	now = coarse_now();
-	if (heartbeat_stale(cfg, ctl, now)) {
-		class_count(s, class_id, EDGESHED_CTR_FAIL_OPEN);
-		return EDGESHED_VERDICT_PASS;
-	}
-
-	set = active_policy(ctl);
-	if (!set) {
-		global_count(EDGESHED_GCTR_NO_POLICY);
-		return EDGESHED_VERDICT_PASS;
-	}
-	pol = &set->cls[class_id];
-
-	reason = shed_reason(class_id, cfg, ctl, pol, pkt, now);
+	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, pkt, a.now);
 	if (reason == EDGESHED_REASON_NONE) {
-		class_count(s, class_id, EDGESHED_CTR_ADMITTED);
+		class_count(a.s, a.proto, a.class_id, EDGESHED_CTR_ADMITTED);
 		return EDGESHED_VERDICT_PASS;
 	}
 	if (!ipv4_header_intact(pkt, data, data_end)) {
-		s->global[EDGESHED_GCTR_BAD_CHECKSUM]++;
+		a.s->global[EDGESHED_GCTR_BAD_CHECKSUM]++;
 		return EDGESHED_VERDICT_PASS;
 	}
-	if (cfg->mode != EDGESHED_MODE_ENFORCE) {
-		class_count(s, class_id, EDGESHED_CTR_WOULD_SHED_CAP +
-						   reason - EDGESHED_REASON_CAP);
-		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_WOULD_SHED,
-			   now);
+	if (!admission_shed(&a, pkt, reason))
 		return EDGESHED_VERDICT_PASS;
-	}
-	class_count(s, class_id,
-		    EDGESHED_CTR_SHED_CAP + reason - EDGESHED_REASON_CAP);
 	/* A RST would answer one fragment of a datagram the kernel may still
 	 * reassemble; dropped, it never can be. */
 	if (pkt->first_fragment) {
-		s->global[EDGESHED_GCTR_SHED_FRAGMENT]++;
-		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
-		return EDGESHED_VERDICT_DROP;
+		a.s->global[EDGESHED_GCTR_SHED_FRAGMENT]++;
+		goto drop;
 	}
-	if (cfg->action != EDGESHED_ACTION_RST) {
-		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
-		return EDGESHED_VERDICT_DROP;
-	}
-	if (!addressed_to_host(pkt, cfg)) {
-		s->global[EDGESHED_GCTR_RST_NOT_TO_HOST]++;
-		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
-		return EDGESHED_VERDICT_DROP;
+	if (a.cfg->action != EDGESHED_ACTION_RST)
+		goto drop;
+	if (!addressed_to_host(pkt, a.cfg)) {
+		a.s->global[EDGESHED_GCTR_RST_NOT_TO_HOST]++;
+		goto drop;
 	}
 	if (!rst_may_answer(pkt)) {
-		s->global[EDGESHED_GCTR_RST_NOT_UNICAST]++;
-		emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_DROP, now);
-		return EDGESHED_VERDICT_DROP;
+		a.s->global[EDGESHED_GCTR_RST_NOT_UNICAST]++;
+		goto drop;
 	}
-	if (!reflect_take(cfg, pkt, now)) {
-		s->global[EDGESHED_GCTR_RST_REFLECT_LIMITED]++;
+	if (!reflect_take(a.cfg, pkt, a.now)) {
+		a.s->global[EDGESHED_GCTR_RST_REFLECT_LIMITED]++;
 		goto rst_capped;
 	}
-	if (!budget_take(&es_rst_budget, cfg->rst_per_sec_per_cpu, now))
+	if (!budget_take(&es_rst_budget, a.cfg->rst_per_sec_per_cpu, a.now))
 		goto rst_capped;
-	emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST, now);
+	emit_event(a.cfg, pkt, a.proto, a.class_id, reason, EDGESHED_EVENT_RST,
+		   a.now);
 	return EDGESHED_VERDICT_RST;
 rst_capped:
-	class_count(s, class_id, EDGESHED_CTR_RST_CAPPED);
-	emit_event(cfg, pkt, class_id, reason, EDGESHED_EVENT_RST_CAPPED, now);
+	class_count(a.s, a.proto, a.class_id, EDGESHED_CTR_RST_CAPPED);
+	emit_event(a.cfg, pkt, a.proto, a.class_id, reason,
+		   EDGESHED_EVENT_RST_CAPPED, a.now);
 	return EDGESHED_VERDICT_DROP;
+drop:
+	emit_event(a.cfg, pkt, a.proto, a.class_id, reason, EDGESHED_EVENT_DROP,
+		   a.now);
+	return EDGESHED_VERDICT_DROP;
+}
+
+/*
+ * Decision for a new QUIC connection (an Initial) to a protected UDP port.
+ * The kernel counts no live QUIC connections, so no in-flight cap applies:
+ * the fraction and the class's rate do. A shed Initial is dropped, so the
+ * client retransmits it as it would a SYN; refusing it outright would need
+ * the Initial keys. An Initial in a datagram under 1,200 bytes is one the
+ * server must discard anyway (RFC 9000 14.1).
+ */
+static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
+						void *data, void *data_end)
+{
+	struct admission a = { .proto = EDGESHED_PROTO_QUIC };
+	struct edgeshed_port *port;
+	__u32 key = pkt->dport;
+	int reason;
+
+	port = bpf_map_lookup_elem(&es_ports, &key);
+	if (!port || !(port->protocols & EDGESHED_PORT_QUIC))
+		return EDGESHED_VERDICT_PASS;
+	if (admission_settings(&a))
+		return EDGESHED_VERDICT_PASS;
+	if (pkt->payload_len < QUIC_MIN_INITIAL_DATAGRAM) {
+		a.s->global[EDGESHED_GCTR_QUIC_UNDERSIZED]++;
+		return a.cfg->mode == EDGESHED_MODE_ENFORCE ?
+			       EDGESHED_VERDICT_DROP :
+			       EDGESHED_VERDICT_PASS;
+	}
+	if (admission_policy(&a, pkt, port->class_id))
+		return EDGESHED_VERDICT_PASS;
+
+	reason = EDGESHED_REASON_NONE;
+	if (shed_by_fraction(a.cfg, a.ctl, pkt, a.pol->shed_frac))
+		reason = EDGESHED_REASON_FRAC;
+	else if (a.pol->tokens_per_sec &&
+		 !take_token(a.class_id, a.pol, a.now))
+		reason = EDGESHED_REASON_RATE;
+	if (reason == EDGESHED_REASON_NONE) {
+		class_count(a.s, a.proto, a.class_id, EDGESHED_CTR_ADMITTED);
+		return EDGESHED_VERDICT_PASS;
+	}
+	if (!ipv4_header_intact(pkt, data, data_end)) {
+		a.s->global[EDGESHED_GCTR_BAD_CHECKSUM]++;
+		return EDGESHED_VERDICT_PASS;
+	}
+	if (!admission_shed(&a, pkt, reason))
+		return EDGESHED_VERDICT_PASS;
+	if (pkt->first_fragment)
+		a.s->global[EDGESHED_GCTR_SHED_FRAGMENT]++;
+	emit_event(a.cfg, pkt, a.proto, a.class_id, reason, EDGESHED_EVENT_DROP,
+		   a.now);
+	return EDGESHED_VERDICT_DROP;
+}
+
+/* The furthest UDP header the second stage reads: past it, unparsed. It
+ * bounds the offset for the verifier; no real header chain comes close. */
+#define EDGESHED_MAX_UDP_OFF 4096
+/* The long header up to the SCID's length, at most. */
+#define QUIC_LONG_HEADER_MAX (QUIC_LONG_FIXED_LEN + QUIC_MAX_CID_LEN + 1)
+
+static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *pkt);
+
+/*
+ * Second stage of a UDP datagram: its header, then a QUIC long header read
+ * on, and a new QUIC connection decided. Runs in a function of its own,
+ * verified once rather than on every path through the parser.
+ */
+static __always_inline int edgeshed_quic_verdict(void *data, void *data_end,
+						 struct edgeshed_pkt *pkt)
+{
+	__u32 l4_off = pkt->l4_off;
+	int ret;
+
+	if (l4_off > EDGESHED_MAX_UDP_OFF) {
+		global_count(EDGESHED_GCTR_UNPARSED);
+		return EDGESHED_VERDICT_PASS;
+	}
+	ret = parse_udp(data, data_end, l4_off, pkt->in_frame_len, pkt);
+	if (ret == EDGESHED_PARSE_UDP_LONG)
+		ret = quic_long_header(data, data_end, l4_off, pkt);
+	switch (ret) {
+	case EDGESHED_PARSE_QUIC_INITIAL:
+		return edgeshed_decide_quic(pkt, data, data_end);
+	case EDGESHED_PARSE_TOO_DEEP:
+		return edgeshed_decide_too_deep(pkt);
+	case EDGESHED_PARSE_UNPARSED:
+		global_count(EDGESHED_GCTR_UNPARSED);
+		return EDGESHED_VERDICT_PASS;
+	case EDGESHED_PARSE_FRAGMENT:
+		global_count(EDGESHED_GCTR_FRAGMENT);
+		return EDGESHED_VERDICT_PASS;
+	default:
+		return EDGESHED_VERDICT_PASS;
+	}
 }
 
 /*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * edgeshed data plane: admit or shed each new TCP connection to a protected
- * port, at XDP or TC ingress, and keep the live count of established
+ * edgeshed data plane: admit or shed each new TCP connection (SYN) and QUIC
+ * connection (Initial) to a protected port, at XDP or TC ingress, and keep the live count of established
  * connections that the in-flight caps compare against.
  */
 #include "vmlinux.h"
@@ -49,9 +49,48 @@ static __always_inline void count_rst(__u32 class_id, int sent)
 	if (!s)
 		return;
 	if (sent)
-		class_count(s, class_id, EDGESHED_CTR_RST_SENT);
+		class_count(s, EDGESHED_PROTO_TCP, class_id,
+			    EDGESHED_CTR_RST_SENT);
 	else
 		s->global[EDGESHED_GCTR_RST_FAILED]++;
+}
+
+/*
+ * The second stage of a UDP datagram, in global functions: the verifier checks each once, with pkt's offsets unknown, and
+ * not again for every path through the parser that leads to it.
+ */
+__noinline int edgeshed_quic_xdp(struct xdp_md *ctx, struct edgeshed_pkt *pkt)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+
+	if (!pkt)
+		return EDGESHED_VERDICT_PASS;
+	return edgeshed_quic_verdict(data, data_end, pkt);
+}
+
+/* Pulls the UDP and long headers into the linear part first, when they are
+ * not. */
+__noinline int edgeshed_quic_tc(struct __sk_buff *skb, struct edgeshed_pkt *pkt)
+{
+	void *data_end, *data;
+	__u32 want, skb_len;
+
+	if (!pkt)
+		return EDGESHED_VERDICT_PASS;
+	skb_len = skb->len;
+	want = pkt->l4_off + sizeof(struct udphdr) + QUIC_LONG_HEADER_MAX;
+	if (want > skb_len)
+		want = skb_len;
+	data_end = (void *)(long)skb->data_end;
+	data = (void *)(long)skb->data;
+	if (want <= EDGESHED_MAX_UDP_OFF + QUIC_LONG_HEADER_MAX &&
+	    data + want > data_end) {
+		bpf_skb_pull_data(skb, want);
+		data_end = (void *)(long)skb->data_end;
+		data = (void *)(long)skb->data;
+	}
+	return edgeshed_quic_verdict(data, data_end, pkt);
 }
 
 SEC("xdp")
@@ -64,6 +103,10 @@ int edgeshed_xdp(struct xdp_md *ctx)
 	int len, parsed;
 
 	parsed = edgeshed_parse(data, data_end, data_end - data, &pkt);
+	if (parsed == EDGESHED_PARSE_UDP)
+		return edgeshed_quic_xdp(ctx, &pkt) == EDGESHED_VERDICT_DROP ?
+			       XDP_DROP :
+			       XDP_PASS;
 	switch (edgeshed_verdict(parsed, &pkt, data, data_end, &class_id)) {
 	case EDGESHED_VERDICT_DROP:
 		return XDP_DROP;
@@ -105,10 +148,17 @@ int edgeshed_tc(struct __sk_buff *skb)
 		bpf_skb_pull_data(skb, want);
 		data_end = (void *)(long)skb->data_end;
 		data = (void *)(long)skb->data;
+		/* From scratch: whatever the first pass left in pkt would make
+		 * each of its paths a state of its own for the verifier. */
+		__builtin_memset(&pkt, 0, sizeof(pkt));
 		parsed = edgeshed_parse(data, data_end, skb_len, &pkt);
 	}
 	pkt.at_tc = 1;
 	pkt.tc_to_host = pkt_type == PACKET_HOST;
+	if (parsed == EDGESHED_PARSE_UDP)
+		return edgeshed_quic_tc(skb, &pkt) == EDGESHED_VERDICT_DROP ?
+			       TC_ACT_SHOT :
+			       TC_ACT_UNSPEC;
 
 	switch (edgeshed_verdict(parsed, &pkt, data, data_end, &class_id)) {
 	case EDGESHED_VERDICT_DROP:
@@ -146,7 +196,7 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 	__u8 family;
 
 	p = bpf_map_lookup_elem(&es_ports, &key);
-	if (!p || !p->protected_port)
+	if (!p || !(p->protocols & EDGESHED_PORT_TCP))
 		return -1;
 	key = 0;
 	cfg = bpf_map_lookup_elem(&es_config, &key);

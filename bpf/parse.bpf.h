@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Ethernet / VLAN / IPv4 / IPv6 / TCP parsing into struct edgeshed_pkt. */
+/* Ethernet / VLAN / IPv4 / IPv6 / TCP and QUIC-over-UDP parsing into struct
+ * edgeshed_pkt. */
 #ifndef EDGESHED_PARSE_BPF_H
 #define EDGESHED_PARSE_BPF_H
 
@@ -39,25 +40,50 @@
 /* Ethernet plus the VLAN tags the parser walks. */
 #define MAX_L3_OFF (sizeof(struct ethhdr) + EDGESHED_MAX_VLANS * sizeof(struct vlan_hdr))
 
+/* QUIC's invariant long header (RFC 8999) and the Initial types of the
+ * versions we know: v1 (RFC 9000) and v2 (RFC 9369), whose types differ. */
+#define QUIC_LONG_HEADER 0x80
+#define QUIC_LONG_TYPE_SHIFT 4
+#define QUIC_LONG_TYPE_MASK 0x3
+#define QUIC_VERSION_1 0x00000001
+#define QUIC_VERSION_2 0x6b3343cf
+#define QUIC_V1_TYPE_INITIAL 0
+#define QUIC_V2_TYPE_INITIAL 1
+#define QUIC_MAX_CID_LEN 20
+/* First byte, version and DCID length. */
+#define QUIC_LONG_FIXED_LEN 6
+
 #define TCP_FLAG_FIN 0x01
 #define TCP_FLAG_SYN 0x02
 #define TCP_FLAG_RST 0x04
 #define TCP_FLAG_ACK 0x10
 
+/* New connections first, then what is decided on too: the callers test
+ * ranges (one comparison each), which the verifier follows exactly. */
 enum edgeshed_parse_result {
 	EDGESHED_PARSE_SYN = 0,	 /* a new connection: pkt fully filled in */
-	EDGESHED_PARSE_OTHER,	 /* anything else that is not malformed */
-	EDGESHED_PARSE_FRAGMENT, /* IP fragment without a SYN we can see */
-	EDGESHED_PARSE_UNPARSED, /* truncated or malformed */
+	/* A UDP datagram, maybe a QUIC Initial (a new connection): family,
+	 * addresses, l4_off and in_frame_len (the IP payload in this frame)
+	 * filled in; parse_udp() reads on. */
+	EDGESHED_PARSE_UDP,
 	/* Headers deeper than we walk, so a SYN may hide behind them; family
 	 * and saddr are filled in when the IP header was reached, else 0. */
 	EDGESHED_PARSE_TOO_DEEP,
+	EDGESHED_PARSE_OTHER,	 /* anything else that is not malformed */
+	EDGESHED_PARSE_FRAGMENT, /* IP fragment without a SYN we can see */
+	EDGESHED_PARSE_UNPARSED, /* truncated or malformed */
+	/* parse_udp(): a datagram with a long header, maybe QUIC's: ports,
+	 * payload_len (the datagram's) and in_frame_len filled in. */
+	EDGESHED_PARSE_UDP_LONG,
+	/* quic_long_header(): the datagram is a QUIC Initial. */
+	EDGESHED_PARSE_QUIC_INITIAL,
 };
 
 struct edgeshed_pkt {
 	__u32 l3_off;
 	__u32 l4_off;
-	__u32 payload_len; /* TCP payload bytes */
+	__u32 payload_len; /* TCP payload bytes; UDP: the whole datagram's */
+	__u32 in_frame_len; /* UDP: bytes of the datagram in this frame */
 	__u32 seq;	   /* host order */
 	__u16 sport;	   /* host order */
 	__u16 dport;	   /* host order */
@@ -147,6 +173,90 @@ static __always_inline int not_tcp(const struct edgeshed_pkt *pkt)
 				     EDGESHED_PARSE_OTHER;
 }
 
+/*
+ * A UDP datagram, first stage: one that may open a QUIC connection, which
+ * starts with a long header (RFC 8999). Short headers, which every packet of
+ * an open QUIC connection has, leave here at the first byte. The rest of the
+ * header is read by quic_long_header(), in a function of its own for the
+ * verifier (see edgeshed.bpf.c). In a first fragment, the UDP length is the
+ * whole datagram's, and a header that goes on in the next fragment is too
+ * deep to see. off is bound by the caller.
+ */
+static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
+				     __u32 l4_len, struct edgeshed_pkt *pkt)
+{
+	int cut_short = pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
+					      EDGESHED_PARSE_UNPARSED;
+	struct udphdr *uh = data + off;
+	__u32 datagram_len, in_frame;
+	__u8 *first;
+
+	barrier_var(uh);
+	if (l4_len < sizeof(*uh))
+		return cut_short;
+	if ((void *)(uh + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	datagram_len = bpf_ntohs(uh->len);
+	if (datagram_len < sizeof(*uh))
+		return EDGESHED_PARSE_UNPARSED;
+	if (!pkt->first_fragment && datagram_len > l4_len)
+		return EDGESHED_PARSE_UNPARSED;
+	datagram_len -= sizeof(*uh);
+	in_frame = pkt->first_fragment ? l4_len - sizeof(*uh) : datagram_len;
+	if (datagram_len < QUIC_LONG_FIXED_LEN)
+		return not_tcp(pkt); /* no long header fits */
+	if (in_frame < QUIC_LONG_FIXED_LEN)
+		return cut_short;
+	first = (__u8 *)(uh + 1);
+	if ((void *)(first + QUIC_LONG_FIXED_LEN) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	if (!(*first & QUIC_LONG_HEADER))
+		return not_tcp(pkt);
+	pkt->l4_off = off;
+	pkt->payload_len = datagram_len;
+	pkt->in_frame_len = in_frame;
+	pkt->sport = bpf_ntohs(uh->source);
+	pkt->dport = bpf_ntohs(uh->dest);
+	return EDGESHED_PARSE_UDP_LONG;
+}
+
+/* A UDP datagram, read on by the second stage, parse_udp(). */
+static __always_inline int udp_found(__u32 off, __u32 l4_len,
+				     struct edgeshed_pkt *pkt)
+{
+	pkt->l4_off = off;
+	pkt->in_frame_len = l4_len;
+	return EDGESHED_PARSE_UDP;
+}
+
+/* The transport of an IP datagram: a TCP SYN or a QUIC Initial, else
+ * anything that is none of ours. */
+static __always_inline int parse_transport(void *data, void *data_end,
+					   __u8 protocol, __u32 off,
+					   __u32 l4_len,
+					   struct edgeshed_pkt *pkt)
+{
+	if (protocol == IPPROTO_TCP)
+		return parse_datagram_tcp(data, data_end, off, l4_len, pkt);
+	if (protocol == IPPROTO_UDP)
+		return udp_found(off, l4_len, pkt);
+	return not_tcp(pkt);
+}
+
+/* A new connection, or a datagram that may be one: its addresses are
+ * wanted. */
+static __always_inline int new_connection(int parsed)
+{
+	return parsed <= EDGESHED_PARSE_UDP;
+}
+
+/* A new connection, or headers too deep that may hide one: its source is
+ * wanted. */
+static __always_inline int may_be_new_connection(int parsed)
+{
+	return parsed <= EDGESHED_PARSE_TOO_DEEP;
+}
+
 /* One's complement sum over the header: all ones when it is intact. The
  * sum does not depend on byte order, so the words are added as read. */
 static __always_inline int ipv4_checksum_ok(const struct iphdr *iph,
@@ -199,15 +309,13 @@ static __always_inline int parse_ipv4(void *data, void *data_end,
 	if (frag & IPV4_OFFSET_MASK)
 		return EDGESHED_PARSE_FRAGMENT;
 	pkt->first_fragment = !!(frag & IPV4_MF);
-	if (iph->protocol != IPPROTO_TCP)
-		return not_tcp(pkt);
-	ret = parse_datagram_tcp(data, data_end, off + ihl_bytes,
-				 tot_len - ihl_bytes, pkt);
-	if (ret != EDGESHED_PARSE_SYN && ret != EDGESHED_PARSE_TOO_DEEP)
+	ret = parse_transport(data, data_end, iph->protocol, off + ihl_bytes,
+			      tot_len - ihl_bytes, pkt);
+	if (!may_be_new_connection(ret))
 		return ret;
 	pkt->family = AF_INET;
 	pkt->saddr[0] = iph->saddr;
-	if (ret != EDGESHED_PARSE_SYN)
+	if (!new_connection(ret))
 		return ret;
 	pkt->l3_off = off;
 	pkt->daddr[0] = iph->daddr;
@@ -241,7 +349,9 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 
 		switch (nexthdr) {
 		case IPPROTO_TCP:
-			goto tcp;
+			goto transport;
+		case IPPROTO_UDP:
+			goto udp;
 		case NEXTHDR_HOP:
 		case NEXTHDR_ROUTING:
 		case NEXTHDR_DEST:
@@ -274,6 +384,8 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 	switch (nexthdr) {
 	case IPPROTO_TCP:
 		break;
+	case IPPROTO_UDP:
+		goto udp;
 	case NEXTHDR_HOP:
 	case NEXTHDR_ROUTING:
 	case NEXTHDR_DEST:
@@ -283,15 +395,22 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 	default:
 		return not_tcp(pkt);
 	}
-tcp:
-	ret = parse_datagram_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
-				 payload_len - ext_off, pkt);
-	if (ret != EDGESHED_PARSE_SYN && ret != EDGESHED_PARSE_TOO_DEEP)
+transport:
+	ret = parse_transport(data, data_end, nexthdr,
+			      off + sizeof(*ip6h) + ext_off,
+			      payload_len - ext_off, pkt);
+	if (!may_be_new_connection(ret))
 		return ret;
+	goto addresses;
+udp:
+	/* Its own label: one shared with TCP's would let the compiler test
+	 * both protocols at once, and the verifier walk TCP's paths for it. */
+	ret = udp_found(off + sizeof(*ip6h) + ext_off, payload_len - ext_off,
+			pkt);
 addresses:
 	pkt->family = AF_INET6;
 	__builtin_memcpy(pkt->saddr, &ip6h->saddr, sizeof(pkt->saddr));
-	if (ret == EDGESHED_PARSE_SYN) {
+	if (new_connection(ret)) {
 		pkt->l3_off = off;
 		__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
 	}
@@ -365,6 +484,61 @@ static __always_inline int ipv4_header_intact(const struct edgeshed_pkt *pkt,
 	if ((void *)(iph + 1) > data_end)
 		return 0;
 	return ipv4_checksum_ok(iph, iph->ihl * 4, data_end);
+}
+
+/* The QUIC version's Initial type, or -1 for a version we do not know. */
+static __always_inline int quic_initial_type(__be32 version)
+{
+	switch (bpf_ntohl(version)) {
+	case QUIC_VERSION_1:
+		return QUIC_V1_TYPE_INITIAL;
+	case QUIC_VERSION_2:
+		return QUIC_V2_TYPE_INITIAL;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * A UDP datagram's long header, second stage (parse_udp() found it): a new
+ * QUIC connection is an Initial of a version we know, with connection IDs of
+ * at most 20 bytes. Only the invariant header is read; nothing is
+ * decrypted. Other versions pass: a server answers them with Version
+ * Negotiation, no connection. pkt comes from parse_udp(), its l4_off bound
+ * by the caller; returns EDGESHED_PARSE_QUIC_INITIAL or another result.
+ */
+static __always_inline int quic_long_header(void *data, void *data_end,
+					    __u32 l4_off,
+					    const struct edgeshed_pkt *pkt)
+{
+	int cut_short = pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
+					      EDGESHED_PARSE_UNPARSED;
+	__u8 *q = data + l4_off + sizeof(struct udphdr);
+	__u32 need, dcid_len;
+	__u8 *scid_len;
+	int initial_type;
+
+	if ((void *)(q + QUIC_LONG_FIXED_LEN) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	initial_type = quic_initial_type(*(__be32 *)(q + 1));
+	if (initial_type < 0 ||
+	    ((q[0] >> QUIC_LONG_TYPE_SHIFT) & QUIC_LONG_TYPE_MASK) != initial_type)
+		return not_tcp(pkt);
+	dcid_len = q[5];
+	if (dcid_len > QUIC_MAX_CID_LEN)
+		return EDGESHED_PARSE_UNPARSED;
+	need = QUIC_LONG_FIXED_LEN + dcid_len + 1; /* the SCID's length too */
+	if (need > pkt->payload_len)
+		return EDGESHED_PARSE_UNPARSED;
+	if (need > pkt->in_frame_len)
+		return cut_short;
+	scid_len = q + QUIC_LONG_FIXED_LEN + dcid_len;
+	if ((void *)(scid_len + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	if (*scid_len > QUIC_MAX_CID_LEN ||
+	    need + *scid_len > pkt->payload_len)
+		return EDGESHED_PARSE_UNPARSED;
+	return EDGESHED_PARSE_QUIC_INITIAL;
 }
 
 #endif /* EDGESHED_PARSE_BPF_H */

@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kNsPerMs = 1e6;
 
-Result<PortClass> parse_port_spec(const std::string& spec) {
+Result<PortClass> parse_port_spec(const std::string& spec, uint8_t protocols) {
   auto colon = spec.find(':');
   std::string port_text = spec.substr(0, colon);
   uint32_t port = 0;
@@ -29,7 +29,7 @@ Result<PortClass> parse_port_spec(const std::string& spec) {
     if (!c) return make_error("port '" + spec + "': class must be critical, normal or background");
     class_id = *c;
   }
-  return PortClass{static_cast<uint16_t>(port), class_id};
+  return PortClass{static_cast<uint16_t>(port), class_id, protocols};
 }
 
 }  // namespace
@@ -42,7 +42,7 @@ int fail(const std::string& message) {
 void add_attach_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string iface, hook = "xdp", mode = "observe", action = "rst", draw = "source_hash";
-    std::vector<std::string> ports;
+    std::vector<std::string> ports, quic_ports;
     double heartbeat_timeout_ms = 1000;
     uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
     config::RstReflectConfig rst_reflect;
@@ -57,6 +57,10 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
   ctx.choose(cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")->capture_default_str(),
              names::all_names(names::kHooks, EDGESHED_HOOK_XDP));
   cmd->add_option("-p,--port", args->ports, "Protected ports, PORT[:CLASS], comma separated")
+      ->delimiter(',');
+  cmd->add_option("--quic-port", args->quic_ports,
+                  "UDP ports whose new QUIC connections are protected, PORT[:CLASS], comma "
+                  "separated (a port protected for both protocols has one class)")
       ->delimiter(',');
   ctx.choose(cmd->add_option("--mode", args->mode, "off, observe or enforce")->capture_default_str(),
              names::all_names(names::kModes));
@@ -110,12 +114,15 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       opts.rst_reflect = args->rst_reflect.to_abi();
       opts.hash_prefix4 = args->hash_prefix_v4;
       opts.hash_prefix6 = args->hash_prefix_v6;
-      if (!args->ports.empty()) {
+      if (!args->ports.empty() || !args->quic_ports.empty()) {
         std::vector<PortClass> ports;
-        for (const auto& spec : args->ports) {
-          auto p = parse_port_spec(spec);
-          if (!p) return fail(p.error().message);
-          ports.push_back(*p);
+        for (const auto& [specs, protocols] :
+             {std::pair(&args->ports, EDGESHED_PORT_TCP), std::pair(&args->quic_ports, EDGESHED_PORT_QUIC)}) {
+          for (const auto& spec : *specs) {
+            auto p = parse_port_spec(spec, static_cast<uint8_t>(protocols));
+            if (!p) return fail(p.error().message);
+            ports.push_back(*p);
+          }
         }
         opts.ports = std::move(ports);
       }

@@ -89,6 +89,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
                                             {"source", address(ev)},
                                             {"source_port", ev.sport},
                                             {"port", ev.dport},
+                                            {"protocol", names::name_of(names::kProtocols, ev.protocol)},
                                             {"class", class_name(ev.class_id)},
                                             {"verdict", verdict},
                                             {"reason", reason_name(ev.reason)},
@@ -96,7 +97,8 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
                 std::cout << j.dump() << "\n";
               } else {
                 std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":"
-                          << ev.sport << " -> port " << ev.dport << " " << class_name(ev.class_id)
+                          << ev.sport << " -> " << names::name_of(names::kProtocols, ev.protocol)
+                          << " port " << ev.dport << " " << class_name(ev.class_id)
                           << " " << verdict << " (" << reason_name(ev.reason) << ") "
                           << outcome_name(ev.outcome) << "\n";
               }

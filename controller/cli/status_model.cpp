@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "cli/names.h"
+#include "common/names.h"
 #include "common/stats.h"
 #include "dataplane/attach.h"
 #include "ipc/run_dir.h"
@@ -252,8 +253,15 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   j["level"] = set->level;
   j["policy_generation"] = set->generation;
   j["ports"] = Json::array();
+  bool quic_ports = false;
   for (const auto& p : *ports) {
-    j["ports"].push_back({{"port", p.port}, {"class", class_name(p.class_id)}});
+    Json protocols = Json::array();
+    for (uint32_t proto = 0; proto < EDGESHED_NUM_PROTOCOLS; ++proto) {
+      if (p.protocols & (1u << proto)) protocols.push_back(names::kProtocols[proto]);
+    }
+    quic_ports = quic_ports || (p.protocols & EDGESHED_PORT_QUIC);
+    j["ports"].push_back(
+        {{"port", p.port}, {"class", class_name(p.class_id)}, {"protocols", protocols}});
   }
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     Json k;
@@ -267,7 +275,14 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
       k["counters"][std::string(counter_name(i))] = stats->cls[c][i];
     }
     j["classes"][std::string(class_name(c))] = k;
+    Json q;
+    for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) {
+      q["counters"][std::string(counter_name(i))] = stats->quic_cls[c][i];
+    }
+    j["quic"]["classes"][std::string(class_name(c))] = q;
   }
+  j["quic"]["protected"] = quic_ports;
+  j["quic"]["inflight_cap"] = "not applied: the kernel counts no live QUIC connections";
   for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) {
     j["counters"][std::string(global_counter_name(i))] = stats->global[i];
   }
@@ -387,7 +402,14 @@ std::vector<std::string> status_lines(const Json& status) {
     }
     if (j.contains("fail_static_note")) out.push_back("  " + num(j["fail_static_note"]));
     std::string ports;
-    for (const auto& p : j["ports"]) ports += fmt::format(" {}:{}", num(p["port"]), num(p["class"]));
+    for (const auto& p : j["ports"]) {
+      std::string protocols;
+      for (const auto& proto : p.value("protocols", Json::array())) {
+        protocols += (protocols.empty() ? "" : "+") + proto.get<std::string>();
+      }
+      ports += fmt::format(" {}:{}", num(p["port"]), num(p["class"]));
+      if (protocols != "tcp") ports += "/" + protocols;
+    }
     out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
     const bool rates = j.contains("rates");
     out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}", "class",
@@ -417,6 +439,18 @@ std::vector<std::string> status_lines(const Json& status) {
                                 c["would_shed_rate"].get<uint64_t>());
     }
     out.push_back("  totals:" + totals);
+    if (j.contains("quic") && j["quic"].value("protected", false)) {
+      std::string quic;
+      for (const auto& [name, k] : j["quic"]["classes"].items()) {
+        const Json& c = k["counters"];
+        quic += fmt::format(" {}: admitted {} shed {} would-shed {};", name, num(c["admitted"]),
+                            c["shed_fraction"].get<uint64_t>() + c["shed_rate"].get<uint64_t>(),
+                            c["would_shed_fraction"].get<uint64_t>() +
+                                c["would_shed_rate"].get<uint64_t>());
+      }
+      out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
+                    quic);
+    }
     std::string packets;
     for (const auto& [counter, v] : j["counters"].items()) packets += " " + counter + "=" + num(v);
     out.push_back("  passed without decision:" + packets);

@@ -3,6 +3,7 @@
 // applies, logs and persists it); without one, the changes that make sense
 // on their own (mode, action, ports, prefixes) are written to the pinned
 // maps directly, so `edgeshed mode off` works even when the daemon is dead.
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -229,12 +230,12 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("port", "Protect a port, or stop protecting it");
     cmd->require_subcommand(1);
-    auto* add = cmd->add_subcommand("add", "Protect PORT (new connections to it may be shed)");
+    auto* add = cmd->add_subcommand("add", "Protect PORT for TCP, or change its class (new connections to it may be shed)");
     add->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
     ctx.choose(
         add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
         kClasses);
-    auto* rm = cmd->add_subcommand("remove", "Stop protecting PORT (its SYNs always pass)");
+    auto* rm = cmd->add_subcommand("remove", "Stop protecting PORT, for TCP and QUIC (its new connections always pass)");
     rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
     add_direct_iface_option(add, ctx);
     add_direct_iface_option(rm, ctx);
@@ -247,8 +248,14 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
               auto ports = maps.read_ports();
               if (!ports) return ports.error();
-              std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
-              ports->push_back({static_cast<uint16_t>(a->port), *parse_class(a->cls)});
+              // A port number's protocols share its class; a new port is TCP.
+              auto it = std::find_if(ports->begin(), ports->end(),
+                                     [&](const PortClass& p) { return p.port == a->port; });
+              if (it == ports->end()) {
+                ports->push_back({static_cast<uint16_t>(a->port), *parse_class(a->cls)});
+              } else {
+                it->class_id = *parse_class(a->cls);
+              }
               if (auto s = maps.set_ports(*ports); !s) return s;
               std::cout << iface << ": port " << a->port << " protected as " << a->cls
                         << " (no daemon running: written to the data plane directly)\n";

@@ -16,6 +16,9 @@
 
 namespace edgeshed::names {
 
+// enum edgeshed_protocol
+inline constexpr std::array<std::string_view, EDGESHED_NUM_PROTOCOLS> kProtocols = {"tcp",
+                                                                                    "quic"};
 // enum edgeshed_class
 inline constexpr std::array<std::string_view, EDGESHED_NUM_CLASSES> kClasses = {
     "critical", "normal", "background"};
@@ -46,7 +49,7 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters =
 inline constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlobalCounters = {
     "unparsed",      "fragment", "unprotected",   "no_policy",   "rst_failed",
     "events_lost",   "rst_not_unicast", "rst_not_to_host", "shed_fragment", "too_deep",
-    "shed_too_deep", "bad_checksum", "rst_reflect_limited"};
+    "shed_too_deep", "bad_checksum", "rst_reflect_limited", "quic_undersized"};
 // law::Level (law/types.h, which asserts that the counts agree).
 inline constexpr std::array<std::string_view, 4> kLevels = {"normal", "elevated", "high",
                                                             "critical"};

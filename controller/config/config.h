@@ -36,6 +36,9 @@ enum class OnExit {
   kDetach,    // remove the program
 };
 
+// What a [[port]] protects: new TCP connections, or new QUIC connections on
+// the UDP port of that number.
+enum class Protocol : uint8_t { kTcp = EDGESHED_PROTO_TCP, kQuic = EDGESHED_PROTO_QUIC };
 enum class Action { kDrop = EDGESHED_ACTION_DROP, kRst = EDGESHED_ACTION_RST };
 enum class Draw { kSourceHash = EDGESHED_DRAW_SOURCE_HASH, kRandom = EDGESHED_DRAW_RANDOM };
 enum class Hook {
@@ -122,6 +125,7 @@ struct InterfaceConfig {
 
 struct PortConfig {
   uint16_t port = 0;
+  Protocol protocol = Protocol::kTcp;
   law::TrafficClass traffic_class = law::TrafficClass::kNormal;
   // p99 response time the operator wants (as the kernel measures it); when
   // set, a kernel_latency signal with this target joins the signals.

@@ -38,8 +38,9 @@ void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane);
 // be unique to the path of the entry that has it.
 void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfaces,
                      std::map<std::string, std::string>& seen);
+// A port may be listed once per protocol, with one class for both.
 void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
-                std::map<uint16_t, std::string>& seen);
+                std::map<std::pair<uint16_t, Protocol>, std::string>& seen);
 void parse_prefix(TableReader& reader, std::vector<PrefixConfig>& prefixes,
                   std::map<std::string, std::string>& seen);
 void check_prefix_counts(TableReader& root, const std::vector<PrefixConfig>& prefixes);

@@ -37,19 +37,34 @@ void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfac
 }
 
 void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
-                std::map<uint16_t, std::string>& seen) {
+                std::map<std::pair<uint16_t, Protocol>, std::string>& seen) {
   PortConfig port;
   uint32_t number = 0;
   reader.require("port");
+  reader.choice("protocol", port.protocol, names::kProtocols);
+  reader.choice("class", port.traffic_class, names::kClasses);
   if (reader.integer("port", number, 1, 65535)) {
     port.port = static_cast<uint16_t>(number);
-    if (auto [it, inserted] = seen.emplace(port.port, reader.path()); !inserted) {
+    if (auto [it, inserted] = seen.emplace(std::pair(port.port, port.protocol), reader.path());
+        !inserted) {
       reader.invalid("port", "duplicate of " + it->second);
     }
+    // The data plane keeps one class per port number.
+    for (const auto& other : ports) {
+      if (other.port == port.port && other.protocol != port.protocol &&
+          other.traffic_class != port.traffic_class) {
+        reader.invalid("class", "must be the class of " + seen[{other.port, other.protocol}] +
+                                    ": the protocols of one port share their class");
+      }
+    }
   }
-  reader.choice("class", port.traffic_class, names::kClasses);
   nanoseconds objective{0};
   if (reader.duration("latency_objective", objective, milliseconds(1), minutes(1))) {
+    if (port.protocol == Protocol::kQuic) {
+      reader.invalid("latency_objective",
+                     "the kernel measures response times of TCP ports only; state it on the "
+                     "TCP port");
+    }
     port.latency_objective = objective;
   }
   ports.push_back(port);

@@ -51,7 +51,10 @@ void AttachedDataplane::detach_fresh() {
 
 Status AttachedDataplane::apply_settings(const config::Config& cfg) {
   std::vector<PortClass> ports;
-  for (const auto& p : cfg.ports) ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class)});
+  for (const auto& p : cfg.ports) {
+    ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
+                     static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol))});
+  }
   for (auto& iface : interfaces_) {
     auto& maps = iface.maps;
     if (auto s = maps.set_ports(ports); !s) return s;

@@ -1,6 +1,7 @@
 #include "daemon/metrics.h"
 
 #include "common/names.h"
+#include "common/stats.h"
 #include "signals/parse/prometheus_text.h"
 
 #include <cmath>
@@ -107,17 +108,23 @@ std::string render_metrics(const MetricsSnapshot& s) {
       .value(uint64_t{1});
 
   w.family("edgeshed_decisions_total", "counter",
-           "New connections (SYNs to protected ports) decided by the data plane, by verdict and "
-           "reason.");
+           "New connections to protected ports (TCP SYNs, QUIC Initials) decided by the data "
+           "plane, by protocol, verdict and reason.");
   for (const auto& i : s.interfaces) {
-    for (auto c : law::kAllClasses) {
-      for (const auto& d : kDecisions) {
-        w.sample("edgeshed_decisions_total")
-            .labels({{"iface", i.iface},
-                     {"class", law::to_string(c)},
-                     {"verdict", names::name_of(d.verdict)},
-                     {"reason", d.reason}})
-            .value(i.stats.cls[law::index_of(c)][d.index]);
+    for (uint32_t proto = 0; proto < EDGESHED_NUM_PROTOCOLS; ++proto) {
+      for (auto c : law::kAllClasses) {
+        for (const auto& d : kDecisions) {
+          // No in-flight cap applies to QUIC: the kernel counts no live QUIC connections.
+          if (proto == EDGESHED_PROTO_QUIC && d.reason == names::kReasons[EDGESHED_REASON_CAP])
+            continue;
+          w.sample("edgeshed_decisions_total")
+              .labels({{"iface", i.iface},
+                       {"protocol", names::kProtocols[proto]},
+                       {"class", law::to_string(c)},
+                       {"verdict", names::name_of(d.verdict)},
+                       {"reason", d.reason}})
+              .value(class_row(i.stats, proto, law::index_of(c))[d.index]);
+        }
       }
     }
   }

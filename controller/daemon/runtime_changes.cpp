@@ -206,15 +206,18 @@ law::Overrides RuntimeChanges::law_overrides(WallTime now_wall,
 
 config::Config RuntimeChanges::applied_to(config::Config cfg) const {
   if (action_) cfg.dataplane.action = action_->value;
+  // A port number's protocols share its class: a change applies to each of
+  // them, and a port not configured yet is protected for TCP.
   for (const auto& [port, cls] : ports_) {
-    auto it = std::find_if(cfg.ports.begin(), cfg.ports.end(),
-                           [p = port](const config::PortConfig& pc) { return pc.port == p; });
-    if (it == cfg.ports.end()) {
-      if (cls) cfg.ports.push_back({.port = port, .traffic_class = *cls, .latency_objective = {}});
-    } else if (cls) {
-      it->traffic_class = *cls;  // the rest of the port's config stays
+    auto same_port = [p = port](const config::PortConfig& pc) { return pc.port == p; };
+    if (!cls) {
+      std::erase_if(cfg.ports, same_port);
+    } else if (std::none_of(cfg.ports.begin(), cfg.ports.end(), same_port)) {
+      cfg.ports.push_back({.port = port, .traffic_class = *cls, .latency_objective = {}});
     } else {
-      cfg.ports.erase(it);
+      for (auto& pc : cfg.ports) {
+        if (same_port(pc)) pc.traffic_class = *cls;  // the rest of the port's config stays
+      }
     }
   }
   for (const auto& [cidr, cls] : prefixes_) {

@@ -113,11 +113,7 @@ DataplaneSnapshot Tick::read_dataplane() const {
       continue;
     }
     snap.per_interface.emplace_back(name, *s);
-    if (snap.stats) {
-      for (int c = 0; c < EDGESHED_NUM_CLASSES; ++c)
-        for (int k = 0; k < EDGESHED_NUM_COUNTERS; ++k) stats.cls[c][k] += s->cls[c][k];
-      for (int k = 0; k < EDGESHED_NUM_GLOBAL_COUNTERS; ++k) stats.global[k] += s->global[k];
-    }
+    if (snap.stats) add_stats(stats, *s);
   }
   if (snap.inflight) snap.inflight = inflight;
   if (snap.stats) snap.stats = stats;
@@ -187,7 +183,10 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
   }
   if (const auto& stats = snapshot_.stats; stats) {
     for (size_t c = 0; c < law::kNumClasses; ++c) {
-      in.sheds[c] = class_sheds(stats->cls[c]) - class_sheds(last_stats_.cls[c]);
+      for (uint32_t proto = 0; proto < EDGESHED_NUM_PROTOCOLS; ++proto) {
+        in.sheds[c] += class_sheds(class_row(*stats, proto, c)) -
+                       class_sheds(class_row(last_stats_, proto, c));
+      }
     }
     last_stats_ = *stats;
   } else {

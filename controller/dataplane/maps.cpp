@@ -6,11 +6,13 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <ctime>
 #include <span>
 
+#include "common/stats.h"
 #include "dataplane/errno_message.h"
 #include "dataplane/skeleton.h"
 #include "edgeshed.skel.h"
@@ -182,12 +184,25 @@ Result<edgeshed_policy_set> Maps::read_active_policy() const {
   return set;
 }
 
-Status Maps::set_ports(const std::vector<PortClass>& ports) const {
-  for (const auto& p : ports) {
+Status Maps::set_ports(const std::vector<PortClass>& listed) const {
+  // One entry per port, its protocols merged; only TCP ports are measured.
+  std::vector<PortClass> ports;
+  for (const auto& p : listed) {
     if (p.class_id >= EDGESHED_NUM_CLASSES) {
       return make_error("port " + std::to_string(p.port) + ": class id out of range");
     }
+    auto same = std::find_if(ports.begin(), ports.end(),
+                             [&](const PortClass& q) { return q.port == p.port; });
+    if (same == ports.end()) {
+      ports.push_back(p);
+    } else if (same->class_id != p.class_id) {
+      return make_error("port " + std::to_string(p.port) +
+                        ": its protocols must share one class");
+    } else {
+      same->protocols |= p.protocols;
+    }
   }
+  std::erase_if(ports, [](const PortClass& p) { return p.protocols == 0; });
   auto owners = read_latency_owners();
   if (!owners) return owners.error();
   // Slots of ports that stay protected stay theirs; the others are freed.
@@ -197,7 +212,7 @@ Status Maps::set_ports(const std::vector<PortClass>& ports) const {
     const auto& o = (*owners)[s];
     if (!o.in_use) continue;
     for (const auto& p : ports) {
-      if (p.port == o.port) {
+      if (p.port == o.port && (p.protocols & EDGESHED_PORT_TCP)) {
         slot_of[p.port] = static_cast<uint8_t>(s);
         next[s] = o;
         break;
@@ -208,7 +223,7 @@ Status Maps::set_ports(const std::vector<PortClass>& ports) const {
   std::vector<uint32_t> fresh_slots;
   uint32_t free_slot = 0;
   for (const auto& p : ports) {
-    if (slot_of[p.port] != EDGESHED_LATENCY_NO_SLOT) continue;
+    if (slot_of[p.port] != EDGESHED_LATENCY_NO_SLOT || !(p.protocols & EDGESHED_PORT_TCP)) continue;
     while (free_slot < EDGESHED_MAX_LATENCY_PORTS && next[free_slot].in_use) ++free_slot;
     if (free_slot == EDGESHED_MAX_LATENCY_PORTS) break;
     next[free_slot] = {p.port, 1};
@@ -241,7 +256,7 @@ Status Maps::set_ports(const std::vector<PortClass>& ports) const {
     values[i].latency_slot = EDGESHED_LATENCY_NO_SLOT;
   }
   for (const auto& p : ports) {
-    values[p.port].protected_port = 1;
+    values[p.port].protocols = p.protocols;
     values[p.port].class_id = static_cast<__u8>(p.class_id);
     values[p.port].latency_slot = slot_of[p.port];
   }
@@ -265,8 +280,8 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   if (!count) return count.error();
   std::vector<PortClass> out;
   for (__u32 i = 0; i < *count; ++i) {
-    if (values[i].protected_port)
-      out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id});
+    if (values[i].protocols)
+      out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id, values[i].protocols});
   }
   return out;
 }
@@ -343,11 +358,7 @@ Result<edgeshed_stats> Maps::read_stats() const {
   std::vector<edgeshed_stats> per_cpu(static_cast<size_t>(cpus));
   if (auto s = lookup(stats_, &kZero, per_cpu.data(), "counters"); !s) return s.error();
   edgeshed_stats sum{};
-  for (const auto& c : per_cpu) {
-    for (int k = 0; k < EDGESHED_NUM_CLASSES; ++k)
-      for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) sum.cls[k][i] += c.cls[k][i];
-    for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) sum.global[i] += c.global[i];
-  }
+  for (const auto& c : per_cpu) add_stats(sum, c);
   return sum;
 }
 
@@ -403,6 +414,7 @@ Result<std::vector<uint16_t>> Maps::unmeasured_ports() const {
   if (!owners) return owners.error();
   std::vector<uint16_t> out;
   for (const auto& p : *ports) {
+    if (!(p.protocols & EDGESHED_PORT_TCP)) continue;
     bool measured = false;
     for (const auto& o : *owners) measured = measured || (o.in_use && o.port == p.port);
     if (!measured) out.push_back(p.port);

@@ -17,9 +17,12 @@ namespace edgeshed {
 
 class Skeleton;
 
+// A protected port: its class, and the protocols protected on it (TCP, and
+// QUIC on the UDP port of the same number), which share the class.
 struct PortClass {
   uint16_t port;
   uint32_t class_id;
+  uint8_t protocols = EDGESHED_PORT_TCP;  // EDGESHED_PORT_*
 };
 
 using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;
@@ -38,8 +41,9 @@ class Maps {
   Status publish(const edgeshed_policy_set& set, uint64_t heartbeat_ns, uint32_t salt) const;
   Result<edgeshed_policy_set> read_active_policy() const;
 
-  // Replaces the whole port table: ports not listed become unprotected.
-  // Each protected port gets a latency slot: one it already had keeps it
+  // Replaces the whole port table: ports not listed become unprotected. A
+  // port listed twice (once per protocol) is protected for both, and must
+  // have one class. Each port protected for TCP gets a latency slot: one it already had keeps it
   // (its histograms go on), a new one takes a free slot whose histograms
   // are zeroed. Only the first EDGESHED_MAX_LATENCY_PORTS ports (in the
   // order given, after those keeping theirs) are measured; the rest are

@@ -4,29 +4,34 @@
 
 namespace edgeshed::signals {
 
+namespace {
+
+uint64_t row_total(const ClassCounters& k, DataplaneRateSignal::Counter counter) {
+  using Counter = DataplaneRateSignal::Counter;
+  switch (counter) {
+    case Counter::kSyn:
+      // Every new connection to a protected port ends in exactly one of these.
+      return k[EDGESHED_CTR_ADMITTED] + class_sheds(k) + class_would_sheds(k) +
+             k[EDGESHED_CTR_FAIL_OPEN] + k[EDGESHED_CTR_PASS_MODE_OFF];
+    case Counter::kAdmitted:
+      return k[EDGESHED_CTR_ADMITTED];
+    case Counter::kShed:
+      return class_sheds(k);
+    case Counter::kWouldShed:
+      return class_would_sheds(k);
+  }
+  return 0;
+}
+
+}  // namespace
+
+// TCP and QUIC alike: both are new connections.
 uint64_t DataplaneRateSignal::total(const edgeshed_stats& stats, Counter counter,
                                     std::optional<uint32_t> class_id) {
   uint64_t sum = 0;
-  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-    if (class_id && *class_id != c) continue;
-    const auto& k = stats.cls[c];
-    const uint64_t shed = class_sheds(k);
-    const uint64_t would = class_would_sheds(k);
-    switch (counter) {
-      case Counter::kSyn:
-        // Every SYN to a protected port ends in exactly one of these.
-        sum += k[EDGESHED_CTR_ADMITTED] + shed + would + k[EDGESHED_CTR_FAIL_OPEN] +
-               k[EDGESHED_CTR_PASS_MODE_OFF];
-        break;
-      case Counter::kAdmitted:
-        sum += k[EDGESHED_CTR_ADMITTED];
-        break;
-      case Counter::kShed:
-        sum += shed;
-        break;
-      case Counter::kWouldShed:
-        sum += would;
-        break;
+  for (uint32_t proto = 0; proto < EDGESHED_NUM_PROTOCOLS; ++proto) {
+    for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+      if (!class_id || *class_id == c) sum += row_total(class_row(stats, proto, c), counter);
     }
   }
   return sum;

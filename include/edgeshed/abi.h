@@ -22,12 +22,19 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 7
+#define EDGESHED_ABI_VERSION 8
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
 #define EDGESHED_DEFAULT_HASH_PREFIX4 32
 #define EDGESHED_DEFAULT_HASH_PREFIX6 64
+
+/* Protocols of a new connection; counters and events carry one. */
+enum edgeshed_protocol {
+	EDGESHED_PROTO_TCP = 0,	 /* a SYN */
+	EDGESHED_PROTO_QUIC = 1, /* a QUIC Initial, on UDP */
+	EDGESHED_NUM_PROTOCOLS = 2,
+};
 
 /* Priority classes; lower value = more important, shed last. */
 enum edgeshed_class {
@@ -117,16 +124,21 @@ enum edgeshed_global_counter {
 	/* Shed SYN whose RST would exceed the reflection limit of its
 	 * sender's prefix: dropped instead (also counted as rst_capped). */
 	EDGESHED_GCTR_RST_REFLECT_LIMITED,
+	/* QUIC Initial in a UDP datagram under 1,200 bytes, which a server
+	 * must discard (RFC 9000 14.1): dropped in enforce mode. */
+	EDGESHED_GCTR_QUIC_UNDERSIZED,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 
-/* Value of the single-entry per-CPU counters map. */
+/* Value of the single-entry per-CPU counters map. The QUIC rows leave the
+ * counters of the in-flight cap and of RSTs at 0: neither applies. */
 struct edgeshed_stats {
-	__u64 cls[EDGESHED_NUM_CLASSES][EDGESHED_NUM_COUNTERS];
+	__u64 cls[EDGESHED_NUM_CLASSES][EDGESHED_NUM_COUNTERS]; /* TCP */
 	__u64 global[EDGESHED_NUM_GLOBAL_COUNTERS];
+	__u64 quic_cls[EDGESHED_NUM_CLASSES][EDGESHED_NUM_COUNTERS];
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_stats) ==
-			    sizeof(__u64) * ((int)EDGESHED_NUM_CLASSES *
+			    sizeof(__u64) * (2 * (int)EDGESHED_NUM_CLASSES *
 				     (int)EDGESHED_NUM_COUNTERS +
 				 (int)EDGESHED_NUM_GLOBAL_COUNTERS),
 		    "stats ABI");
@@ -245,14 +257,18 @@ struct edgeshed_control {
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_control) == 16, "control ABI");
 
-/* Port map: one entry per destination port (host byte order key). */
+/* Port map: one entry per destination port (host byte order key), for TCP
+ * and for QUIC on the UDP port of the same number. */
 struct edgeshed_port {
-	__u8 protected_port; /* 0: not protected, packets pass */
-	__u8 class_id;	     /* enum edgeshed_class */
+	__u8 protocols;	     /* EDGESHED_PORT_*; 0: not protected, all pass */
+	__u8 class_id;	     /* enum edgeshed_class, of both protocols */
 	__u8 latency_slot;   /* es_latency index, or EDGESHED_LATENCY_NO_SLOT */
 	__u8 _pad;
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 4, "port ABI");
+
+#define EDGESHED_PORT_TCP (1u << EDGESHED_PROTO_TCP)
+#define EDGESHED_PORT_QUIC (1u << EDGESHED_PROTO_QUIC)
 
 #define EDGESHED_NUM_PORTS 65536
 
@@ -344,8 +360,10 @@ struct edgeshed_event {
 	__u8 class_id;	  /* enum edgeshed_class */
 	__u8 reason;	  /* enum edgeshed_shed_reason */
 	__u8 outcome;	  /* enum edgeshed_event_outcome */
+	__u8 protocol;	  /* enum edgeshed_protocol */
+	__u8 _pad[7];
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_event) == 32, "event ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_event) == 40, "event ABI");
 
 /* Size of the es_events ring buffer: a power of two multiple of the page. */
 #define EDGESHED_EVENTS_RING_BYTES (256 * 1024)

@@ -224,6 +224,37 @@ PacketBuilder& PacketBuilder::raw_ethertype(uint16_t ethertype, Bytes payload) {
   return *this;
 }
 
+PacketBuilder& PacketBuilder::udp_length_override(uint16_t length) {
+  udp_length_override_ = length;
+  return *this;
+}
+
+uint8_t quic_type_bits(uint32_t version, QuicType type) {
+  const auto v1 = static_cast<unsigned>(type);
+  return static_cast<uint8_t>(version == kQuicV2 ? (v1 + 1) % 4 : v1);
+}
+
+Bytes quic_long_packet(const QuicLongSpec& spec) {
+  constexpr uint8_t kLongForm = 0x80, kFixedBit = 0x40;
+  Bytes b;
+  b.push_back(static_cast<uint8_t>(kLongForm | kFixedBit |
+                                   quic_type_bits(spec.version, spec.type) << 4));
+  put32(b, spec.version);
+  b.push_back(static_cast<uint8_t>(spec.dcid.size()));
+  append(b, spec.dcid);
+  b.push_back(static_cast<uint8_t>(spec.scid.size()));
+  append(b, spec.scid);
+  if (b.size() < spec.size) b.resize(spec.size, 0);  // PADDING frames are zeros
+  return b;
+}
+
+Bytes quic_short_packet(size_t size) {
+  constexpr uint8_t kFixedBit = 0x40;
+  Bytes b{kFixedBit};
+  b.resize(std::max<size_t>(size, 1 + 8), 0xd1);
+  return b;
+}
+
 PacketBuilder& PacketBuilder::ip_total_length_override(uint16_t length) {
   ip_length_override_ = length;
   return *this;
@@ -286,7 +317,7 @@ Bytes PacketBuilder::build_l4() const {
   } else if (payload_kind_ == Payload::kUdp) {
     put16(l4, udp_sport_);
     put16(l4, udp_dport_);
-    put16(l4, static_cast<uint16_t>(8 + payload_.size()));
+    put16(l4, udp_length_override_.value_or(static_cast<uint16_t>(8 + payload_.size())));
     put16(l4, 0);
     append(l4, payload_);
     check_at = 6;

@@ -47,6 +47,29 @@ struct TcpSpec {
   Bytes payload{};
 };
 
+// QUIC versions, and the type bits of a long header (the first byte's bits
+// 5-4): v1 (RFC 9000) numbers Initial 0, 0-RTT 1, Handshake 2, Retry 3; v2
+// (RFC 9369) numbers them 1, 2, 3, 0.
+inline constexpr uint32_t kQuicV1 = 0x00000001;
+inline constexpr uint32_t kQuicV2 = 0x6b3343cf;
+enum class QuicType { kInitial, kZeroRtt, kHandshake, kRetry };
+uint8_t quic_type_bits(uint32_t version, QuicType type);
+
+// A QUIC long-header packet: the invariant header (first byte with the form
+// and fixed bits and the type bits, version, DCID, SCID), then filler up to
+// `size` bytes of UDP payload (not less than the header). No packet
+// protection: the data plane reads only the invariant header.
+struct QuicLongSpec {
+  uint32_t version = kQuicV1;
+  QuicType type = QuicType::kInitial;
+  Bytes dcid = Bytes(8, 0xd1);
+  Bytes scid = Bytes(8, 0x5c);
+  size_t size = 1200;  // RFC 9000 14.1: a client pads its Initial to 1,200
+};
+Bytes quic_long_packet(const QuicLongSpec& spec);
+// A short-header (1-RTT) packet with an 8-byte DCID, `size` bytes long.
+Bytes quic_short_packet(size_t size = 100);
+
 // The 20-byte option block of a Linux SYN: MSS 1460, SACK-permitted,
 // timestamps, NOP, window scale 7.
 Bytes syn_options();
@@ -83,6 +106,7 @@ class PacketBuilder {
   PacketBuilder& ip_total_length_override(uint16_t length);
   PacketBuilder& ipv4_ihl_override(uint8_t ihl_words);
   PacketBuilder& tcp_doff_override(uint8_t doff_words);
+  PacketBuilder& udp_length_override(uint16_t length);
 
   Bytes build() const;
 
@@ -135,6 +159,7 @@ class PacketBuilder {
   std::optional<uint16_t> ip_length_override_;
   std::optional<uint8_t> ihl_override_;
   std::optional<uint8_t> doff_override_;
+  std::optional<uint16_t> udp_length_override_;
 };
 
 struct VlanTag {

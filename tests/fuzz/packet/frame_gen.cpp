@@ -60,6 +60,20 @@ uint16_t FrameGenerator::random_port() {
   return draw(5) < 4 ? kPorts[draw(kPorts.size())] : static_cast<uint16_t>(draw(65536));
 }
 
+// A QUIC long header, mostly an Initial of v1 or v2, with connection IDs
+// around the 20-byte limit and sizes around the 1,200-byte minimum.
+Bytes FrameGenerator::random_quic() {
+  QuicLongSpec q;
+  q.version = std::array{kQuicV1, kQuicV2, static_cast<uint32_t>(draw(1ull << 32))}[draw(3)];
+  q.type = chance(0.7) ? QuicType::kInitial : static_cast<QuicType>(draw(4));
+  q.dcid = random_bytes_of(draw(4) ? draw(21) : draw(256));
+  q.scid = random_bytes_of(draw(4) ? draw(21) : draw(256));
+  q.size = draw(3) ? 1190 + draw(20) : draw(1300);
+  Bytes b = quic_long_packet(q);
+  if (chance(0.1)) b[0] = static_cast<uint8_t>(draw(256));
+  return b;
+}
+
 Bytes FrameGenerator::random_bytes_of(size_t n) {
   Bytes b(n);
   for (auto& x : b) x = static_cast<uint8_t>(draw(256));
@@ -148,8 +162,11 @@ Bytes FrameGenerator::random_headers() {
   }
   if (chance(0.2))
     b.ip_total_length_override(static_cast<uint16_t>(draw(4) ? draw(200) : draw(65536)));
-  if (chance(0.15)) {
+  if (chance(0.1)) {
     b.udp(static_cast<uint16_t>(draw(65536)), random_port(), random_bytes_of(draw(64)));
+  } else if (chance(0.1)) {
+    b.udp(static_cast<uint16_t>(draw(65536)), random_port(), random_quic());
+    if (chance(0.1)) b.udp_length_override(static_cast<uint16_t>(draw(1400)));
   } else {
     TcpSpec t;
     t.sport = static_cast<uint16_t>(draw(65536));

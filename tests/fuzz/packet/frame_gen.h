@@ -50,6 +50,7 @@ class FrameGenerator {
   std::string random_v6_source();
   uint16_t random_port();
   Bytes random_bytes_of(size_t n);
+  Bytes random_quic();
   void mutate_once(Bytes& frame);
 
   std::mt19937_64 rng_;

@@ -16,6 +16,11 @@ constexpr size_t kIpv4MinLen = 20;
 constexpr size_t kIpv6Len = 40;
 constexpr size_t kMaxIpv6Ext = 6;
 constexpr size_t kTcpMinLen = 20;
+constexpr size_t kUdpLen = 8;
+constexpr size_t kQuicLongFixed = 6;  // first byte, version, DCID length
+constexpr size_t kQuicMaxCid = 20;
+constexpr uint32_t kQuicV1 = 1;
+constexpr uint32_t kQuicV2 = 0x6b3343cf;
 
 constexpr uint8_t kFin = 0x01;
 constexpr uint8_t kSyn = 0x02;
@@ -84,6 +89,49 @@ FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
   return v;
 }
 
+FrameVerdict classify_udp(Cursor seg, FrameVerdict v) {
+  const FrameKind cut = v.first_fragment ? FrameKind::kTooDeep : FrameKind::kUnparsed;
+  const FrameKind other = v.first_fragment ? FrameKind::kFragment : FrameKind::kOther;
+  if (!seg.has(0, kUdpLen)) return with_kind(v, cut, "UDP header cut short");
+  const size_t udp_len = seg.u16(4);
+  if (udp_len < kUdpLen) return verdict(FrameKind::kUnparsed, "UDP length below 8");
+  if (!v.first_fragment && udp_len > seg.size())
+    return verdict(FrameKind::kUnparsed, "UDP length past the IP length");
+  const size_t datagram = udp_len - kUdpLen;
+  const Cursor in_frame = seg.sub(kUdpLen, seg.size() - kUdpLen);
+  if (datagram < kQuicLongFixed) return verdict(other, "UDP, too short for QUIC");
+  if (!in_frame.has(0, kQuicLongFixed)) return with_kind(v, cut, "QUIC header past the fragment");
+  const uint8_t first = in_frame.u8(0);
+  if (!(first & 0x80)) return verdict(other, "QUIC short header");
+  const uint32_t version = in_frame.u32(1);
+  const unsigned type = (first >> 4) & 3;
+  if (!(version == kQuicV1 && type == 0) && !(version == kQuicV2 && type == 1))
+    return verdict(other, "not a QUIC v1 or v2 Initial");
+  const size_t dcid_len = in_frame.u8(5);
+  if (dcid_len > kQuicMaxCid) return verdict(FrameKind::kUnparsed, "DCID over 20 bytes");
+  const size_t scid_at = kQuicLongFixed + dcid_len;
+  if (scid_at + 1 > datagram) return verdict(FrameKind::kUnparsed, "DCID past the datagram");
+  if (!in_frame.has(scid_at, 1)) return with_kind(v, cut, "SCID length past the fragment");
+  const size_t scid_len = in_frame.u8(scid_at);
+  if (scid_len > kQuicMaxCid) return verdict(FrameKind::kUnparsed, "SCID over 20 bytes");
+  if (scid_at + 1 + scid_len > datagram)
+    return verdict(FrameKind::kUnparsed, "SCID past the datagram");
+  v.kind = FrameKind::kQuicInitial;
+  v.why = "QUIC Initial";
+  v.sport = seg.u16(0);
+  v.dport = seg.u16(2);
+  v.payload_len = static_cast<uint32_t>(datagram);
+  return v;
+}
+
+// The transport of an IP packet: TCP, UDP (QUIC) or another.
+FrameVerdict classify_transport(uint8_t protocol, Cursor seg, FrameVerdict v) {
+  if (protocol == IPPROTO_TCP) return classify_tcp(seg, std::move(v));
+  if (protocol == IPPROTO_UDP) return classify_udp(seg, std::move(v));
+  return v.first_fragment ? verdict(FrameKind::kFragment, "first fragment, not TCP or UDP")
+                          : verdict(FrameKind::kOther, "not TCP or UDP");
+}
+
 // RFC 1071: the one's complement sum of an intact header is all ones.
 bool ipv4_header_sum_ok(Cursor header) {
   uint32_t sum = 0;
@@ -104,17 +152,15 @@ FrameVerdict classify_ipv4(Cursor l3, FrameVerdict v) {
   const uint16_t frag = packet.u16(6);
   if (frag & 0x1fff) return verdict(FrameKind::kFragment, "IPv4 fragment offset");
   v.first_fragment = (frag & 0x2000) != 0;
-  if (packet.u8(9) != IPPROTO_TCP) {
-    return v.first_fragment ? verdict(FrameKind::kFragment, "IPv4 first fragment, not TCP")
-                            : verdict(FrameKind::kOther, "IPv4, not TCP");
-  }
   v.family = AF_INET;
   packet.copy(12, 4, v.src.data());
   packet.copy(16, 4, v.dst.data());
-  v = classify_tcp(packet.sub(header_len, total - header_len), std::move(v));
-  if (v.kind == FrameKind::kNewConnection && !ipv4_header_sum_ok(packet.sub(0, header_len))) {
+  v = classify_transport(packet.u8(9), packet.sub(header_len, total - header_len), std::move(v));
+  const bool sum_ok = ipv4_header_sum_ok(packet.sub(0, header_len));
+  if (v.kind == FrameKind::kNewConnection && !sum_ok) {
     return with_kind(v, FrameKind::kBadChecksum, "IPv4 header checksum");
   }
+  v.bad_ipv4_checksum = v.kind == FrameKind::kQuicInitial && !sum_ok;
   return v;
 }
 
@@ -130,13 +176,9 @@ FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
   v.family = AF_INET6;
   l3.copy(8, 16, v.src.data());
   for (size_t walked = 0;; ++walked) {
-    if (next == IPPROTO_TCP) break;
     const bool is_ext = next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING ||
                         next == IPPROTO_DSTOPTS || next == IPPROTO_FRAGMENT;
-    if (!is_ext) {
-      return v.first_fragment ? verdict(FrameKind::kFragment, "IPv6 first fragment, not TCP")
-                              : verdict(FrameKind::kOther, "IPv6, not TCP");
-    }
+    if (!is_ext) break;
     if (walked == kMaxIpv6Ext)
       return with_kind(v, FrameKind::kTooDeep, "more than six extension headers");
     size_t len = 8;
@@ -155,7 +197,7 @@ FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
     pos += len;
   }
   l3.copy(24, 16, v.dst.data());
-  return classify_tcp(payload.sub(pos, payload_len - pos), std::move(v));
+  return classify_transport(next, payload.sub(pos, payload_len - pos), std::move(v));
 }
 
 }  // namespace
@@ -174,6 +216,8 @@ const char* to_string(FrameKind kind) {
       return "too deep";
     case FrameKind::kBadChecksum:
       return "bad checksum";
+    case FrameKind::kQuicInitial:
+      return "quic initial";
   }
   return "?";
 }

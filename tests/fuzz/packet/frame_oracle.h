@@ -33,6 +33,20 @@
 //    normal) sheds by cap or fraction in enforce mode, else passes; counted.
 //  - A first fragment's SYN is decided as any SYN, but shed it is dropped
 //    and never answered with a RST.
+//  - UDP (RFC 768), and in it QUIC's invariant long header (RFC 8999): a
+//    UDP header cut short within the IP length is unparsed, or in a first
+//    fragment too deep. A UDP length below 8, or (outside a first fragment,
+//    where it is the whole datagram's) past the IP length: unparsed. A
+//    datagram of under 6 bytes holds no long header: other (each "other"
+//    here is a fragment in a first fragment). Otherwise its
+//    first 6 bytes must lie in the frame (else too deep in a first
+//    fragment). No long-header bit: other (a short header: an open
+//    connection). A version other than v1 (1) or v2 (0x6b3343cf), or a
+//    type that is not the version's Initial (v1: 0, v2: 1): other. A DCID
+//    length over 20, or the DCID and the SCID's length byte past the
+//    datagram: unparsed (past the fragment: too deep). An SCID length over
+//    20, or the SCID past the datagram: unparsed. Else a QUIC Initial, a new
+//    connection, its size the datagram's payload.
 #pragma once
 
 #include <array>
@@ -50,6 +64,7 @@ enum class FrameKind {
   kTooDeep,        // headers deeper than walked: dropped while its class sheds
   kBadChecksum,    // a SYN whose IPv4 header checksum is wrong: decided as one,
                    // but where it would be shed it passes, counted
+  kQuicInitial,    // a QUIC Initial: classified by its UDP port
 };
 
 const char* to_string(FrameKind kind);
@@ -69,10 +84,11 @@ struct FrameVerdict {
   uint16_t dport = 0;
   uint32_t seq = 0;
   uint8_t tcp_flags = 0;
-  uint32_t payload_len = 0;    // TCP payload within the IP length
+  uint32_t payload_len = 0;    // TCP payload within the IP length; QUIC: the datagram's
   bool src_mac_group = false;  // the sender's MAC has the I/G bit set
   std::array<uint8_t, 6> dst_mac{};  // a RST answers only a frame to our own
   bool first_fragment = false;  // MF set, offset 0: never answered with a RST
+  bool bad_ipv4_checksum = false;  // kQuicInitial: passes where it would be shed
 };
 
 // Whether a RST may answer this new connection: sender MAC unicast, and both

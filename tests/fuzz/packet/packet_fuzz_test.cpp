@@ -38,7 +38,8 @@ namespace {
 
 constexpr size_t kClasses = EDGESHED_NUM_CLASSES;
 constexpr size_t kClassCounters = EDGESHED_NUM_COUNTERS;
-constexpr size_t kNumCounters = kClasses * kClassCounters + EDGESHED_NUM_GLOBAL_COUNTERS;
+// TCP's class rows, the global counters, then QUIC's class rows.
+constexpr size_t kNumCounters = 2 * kClasses * kClassCounters + EDGESHED_NUM_GLOBAL_COUNTERS;
 using Counters = std::array<int64_t, kNumCounters>;
 
 constexpr size_t cls_index(uint32_t class_id, int counter) {
@@ -47,12 +48,18 @@ constexpr size_t cls_index(uint32_t class_id, int counter) {
 constexpr size_t global_index(int counter) {
   return kClasses * kClassCounters + static_cast<size_t>(counter);
 }
+constexpr size_t quic_index(uint32_t class_id, int counter) {
+  return global_index(EDGESHED_NUM_GLOBAL_COUNTERS) + cls_index(class_id, counter);
+}
 
 Counters flatten(const edgeshed_stats& s) {
   Counters c{};
-  for (uint32_t k = 0; k < EDGESHED_NUM_CLASSES; ++k)
-    for (int n = 0; n < EDGESHED_NUM_COUNTERS; ++n)
+  for (uint32_t k = 0; k < EDGESHED_NUM_CLASSES; ++k) {
+    for (int n = 0; n < EDGESHED_NUM_COUNTERS; ++n) {
       c[cls_index(k, n)] = static_cast<int64_t>(s.cls[k][n]);
+      c[quic_index(k, n)] = static_cast<int64_t>(s.quic_cls[k][n]);
+    }
+  }
   for (int g = 0; g < EDGESHED_NUM_GLOBAL_COUNTERS; ++g)
     c[global_index(g)] = static_cast<int64_t>(s.global[g]);
   return c;
@@ -72,13 +79,17 @@ std::string counter_name(size_t i) {
   static constexpr const char* kGlobal[] = {
       "unparsed",        "fragment",      "unprotected", "no_policy",     "rst_failed",
       "events_lost",     "rst_not_unicast", "rst_not_to_host", "shed_fragment", "too_deep", "shed_too_deep",
-      "bad_checksum",    "rst_reflect_limited"};
+      "bad_checksum",    "rst_reflect_limited", "quic_undersized"};
   // A counter added to abi.h must be named here before this builds.
   static_assert(std::size(kCtr) == kClassCounters);
   static_assert(std::size(kGlobal) == EDGESHED_NUM_GLOBAL_COUNTERS);
+  static constexpr const char* kClass[] = {"critical", "normal", "background"};
   if (i < kClasses * kClassCounters) {
-    static constexpr const char* kClass[] = {"critical", "normal", "background"};
     return std::string(kClass[i / kClassCounters]) + "." + kCtr[i % kClassCounters];
+  }
+  if (i >= quic_index(0, 0)) {
+    const size_t q = i - quic_index(0, 0);
+    return std::string("quic.") + kClass[q / kClassCounters] + "." + kCtr[q % kClassCounters];
   }
   return kGlobal[i - kClasses * kClassCounters];
 }
@@ -154,6 +165,8 @@ constexpr uint32_t kSalt = 0x5eed;
 constexpr uint32_t kHalf = EDGESHED_FRAC_ONE / 2;
 
 enum Reason { kNone, kCap, kFrac };
+// RFC 9000 14.1: the smallest UDP payload that may carry an Initial.
+constexpr uint32_t kQuicMinInitial = 1200;
 
 struct Expected {
   Verdict verdict = Verdict::kPass;
@@ -174,6 +187,12 @@ class PacketFuzz {
       dp_.set_class_policy(c, {frac, cap, 0, 0}, kSalt);
     }
     dp_.set_inflight(EDGESHED_CLASS_BACKGROUND, 1);
+    // QUIC too on the normal and background ports: background's cap then
+    // meets QUIC, to which no cap applies. The critical port is TCP only.
+    EXPECT_TRUE(dp_.maps().set_ports(
+        {{kNormalPort, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP | EDGESHED_PORT_QUIC},
+         {kCriticalPort, EDGESHED_CLASS_CRITICAL},
+         {kBackgroundPort, EDGESHED_CLASS_BACKGROUND, EDGESHED_PORT_TCP | EDGESHED_PORT_QUIC}}));
     EXPECT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix(kCriticalPrefix4).value(),
                                       EDGESHED_CLASS_CRITICAL));
     EXPECT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix(kBackgroundPrefix6).value(),
@@ -302,6 +321,14 @@ class PacketFuzz {
   static bool protected_port(uint16_t port) {
     return port == kNormalPort || port == kCriticalPort || port == kBackgroundPort;
   }
+  static bool quic_protected_port(uint16_t port) {
+    return port == kNormalPort || port == kBackgroundPort;
+  }
+  // A QUIC Initial the draw decides: to a protected port, not undersized.
+  static bool quic_decided(const FrameVerdict& v) {
+    return v.kind == FrameKind::kQuicInitial && quic_protected_port(v.dport) &&
+           v.payload_len >= kQuicMinInitial;
+  }
 
   // What the data plane must do with the frame; shed_by_hash says how the
   // source-hash draw came out (only the normal class draws).
@@ -318,6 +345,8 @@ class PacketFuzz {
         return x;
       case FrameKind::kTooDeep:
         return expect_too_deep(v, shed_by_hash);
+      case FrameKind::kQuicInitial:
+        return expect_quic(v, shed_by_hash);
       case FrameKind::kBadChecksum:
       case FrameKind::kNewConnection:
         break;
@@ -374,6 +403,43 @@ class PacketFuzz {
     return x;
   }
 
+  // A new QUIC connection: the class's fraction and rate apply, no cap, and
+  // a shed Initial is dropped, never answered.
+  Expected expect_quic(const FrameVerdict& v, bool shed_by_hash) const {
+    Expected x;
+    if (!quic_protected_port(v.dport)) return x;
+    if (v.payload_len < kQuicMinInitial) {
+      x.delta[global_index(EDGESHED_GCTR_QUIC_UNDERSIZED)] = 1;
+      if (phase_.mode == EDGESHED_MODE_ENFORCE) x.verdict = Verdict::kDrop;
+      return x;
+    }
+    const uint32_t c = class_of(v);
+    if (phase_.mode == EDGESHED_MODE_OFF) {
+      x.delta[quic_index(c, EDGESHED_CTR_PASS_MODE_OFF)] = 1;
+      return x;
+    }
+    if (phase_.stale_heartbeat) {
+      x.delta[quic_index(c, EDGESHED_CTR_FAIL_OPEN)] = 1;
+      return x;
+    }
+    if (!(c == EDGESHED_CLASS_NORMAL && shed_by_hash)) {
+      x.delta[quic_index(c, EDGESHED_CTR_ADMITTED)] = 1;
+      return x;
+    }
+    if (v.bad_ipv4_checksum) {
+      x.delta[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] = 1;
+      return x;
+    }
+    if (phase_.mode == EDGESHED_MODE_OBSERVE) {
+      x.delta[quic_index(c, EDGESHED_CTR_WOULD_SHED_FRAC)] = 1;
+      return x;
+    }
+    x.delta[quic_index(c, EDGESHED_CTR_SHED_FRAC)] = 1;
+    if (v.first_fragment) x.delta[global_index(EDGESHED_GCTR_SHED_FRAGMENT)] = 1;
+    x.verdict = Verdict::kDrop;
+    return x;
+  }
+
   // Headers too deep to see the port: the source's class, and in enforce
   // mode a drop while that class sheds by cap or by the draw.
   Expected expect_too_deep(const FrameVerdict& v, bool shed_by_hash) const {
@@ -396,8 +462,8 @@ class PacketFuzz {
                                 class_of(v) == EDGESHED_CLASS_NORMAL &&
                                 phase_.mode == EDGESHED_MODE_ENFORCE && !phase_.stale_heartbeat;
     const bool syn = v.kind == FrameKind::kNewConnection || v.kind == FrameKind::kBadChecksum;
-    const bool draws = too_deep_draws ||
-                       (syn && protected_port(v.dport) && class_of(v) == EDGESHED_CLASS_NORMAL);
+    const bool decided = (syn && protected_port(v.dport)) || quic_decided(v);
+    const bool draws = too_deep_draws || (decided && class_of(v) == EDGESHED_CLASS_NORMAL);
     // The normal class's draw is the one thing the oracle does not compute;
     // which way it went is read from the counters and must then be
     // consistent in everything else, and the same for every frame of the
@@ -407,7 +473,10 @@ class PacketFuzz {
       shed = d[cls_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC)] != 0 ||
              d[cls_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_WOULD_SHED_FRAC)] != 0 ||
              d[global_index(EDGESHED_GCTR_SHED_TOO_DEEP)] != 0 ||
-             (v.kind == FrameKind::kBadChecksum && d[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] != 0);
+             d[quic_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC)] != 0 ||
+             d[quic_index(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_WOULD_SHED_FRAC)] != 0 ||
+             ((v.kind == FrameKind::kBadChecksum || v.bad_ipv4_checksum) &&
+              d[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] != 0);
       // The family is part of the key: a frame too deep for an IP header
       // draws on an all-zero source of no family.
       const std::string key = std::to_string(v.family) + ":" +

@@ -33,6 +33,10 @@ packages=(
 	linux-perf
 	# the controller under CPU starvation (netns test)
 	stress-ng
+	# QUIC netns test: a real client and server (ngtcp2's examples gtlsclient
+	# and gtlsserver), and the self-signed certificate the test makes. The
+	# server runs only inside the test's namespace, never as a service.
+	ngtcp2-client ngtcp2-server openssl
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -57,7 +61,8 @@ apt-get update -q
 # These are build and test tools: none of their daemons may start. The
 # prometheus package is wanted for promtool alone, and its postinst would
 # otherwise start a Prometheus server on :9090; nginx and haproxy run only
-# inside a benchmark's namespace. A policy-rc.d answering 101
+# inside a benchmark's namespace, gtlsserver (ngtcp2-server's ngtcp2d, on
+# :7777) only inside the QUIC test's. A policy-rc.d answering 101
 # ("action forbidden") tells invoke-rc.d to start nothing; one that was there
 # already is the admin's and is left as it is.
 policy=/usr/sbin/policy-rc.d
@@ -76,10 +81,11 @@ fi
 
 # policy-rc.d stops the start, not the enabling: on a host booted with
 # systemd, keep the services this run installed from starting at next boot.
+# Each is package:service.
 if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
-	for svc in prometheus nginx haproxy; do
-		if [[ " ${missing[*]} " == *" $svc "* ]]; then
-			systemctl disable --now "$svc" >/dev/null 2>&1 || true
+	for unit in prometheus:prometheus nginx:nginx haproxy:haproxy ngtcp2-server:ngtcp2d; do
+		if [[ " ${missing[*]} " == *" ${unit%%:*} "* ]]; then
+			systemctl disable --now "${unit#*:}" >/dev/null 2>&1 || true
 		fi
 	done
 fi

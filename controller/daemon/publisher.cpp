@@ -95,7 +95,7 @@ void Publisher::publish_metrics(const TickOutcome& o) {
   m->reloads_ok = reloads_ok_;
   m->reloads_failed = reloads_failed_;
   m->ticks = tick_seconds_;
-  metrics_->publish(std::move(m));
+  metrics_->publish(std::move(m), config_.metrics.not_ready_from);
 }
 
 void Publisher::withdraw() {

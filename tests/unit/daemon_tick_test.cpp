@@ -369,8 +369,8 @@ TEST(Reload, InterfaceAndRunDirChangesWaitForTheRestart) {
 }
 
 TEST(Reload, ListenersKeepTheirAddressesButTheirAnswersChangeNow) {
-  config::Config running = parse(
-      "[metrics]\nlisten = \"127.0.0.1:9477\"\n[agent]\nlisten = \"192.0.2.10:9478\"\n");
+  config::Config running =
+      parse("[metrics]\nlisten = \"127.0.0.1:9477\"\n[agent]\nlisten = \"192.0.2.10:9478\"\n");
   config::Config next = parse(
       "[metrics]\nlisten = \"127.0.0.1:9500\"\nnot_ready_from = \"high\"\n"
       "[agent]\nlisten = \"192.0.2.10:9501\"\nweights = { high = 10 }\nsend_maxconn = false\n");

@@ -86,6 +86,10 @@ Config parse_document(const toml::table& document, std::string_view source_name,
     TableReader reader(errors, *table, "metrics");
     sections::parse_metrics(reader, config.metrics);
   }
+  if (const toml::table* table = root.table("agent")) {
+    TableReader reader(errors, *table, "agent");
+    sections::parse_agent(reader, config.agent);
+  }
   {
     std::map<std::string, std::string> seen;
     for_each_entry(root, "interface", [&](TableReader& reader) {

@@ -9,6 +9,7 @@
 // every key with its default and range.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -82,11 +83,32 @@ struct DaemonConfig {
   std::string run_dir = "/run/edgeshed";
 };
 
-// The Prometheus endpoint (/metrics) and the level endpoint (/level).
+// The Prometheus endpoint (/metrics), the level endpoint (/level) and the
+// readiness endpoint (/ready).
 struct MetricsConfig {
   bool enabled = true;
   std::string address = "127.0.0.1";  // loopback: not exposed unless asked
   uint16_t port = 9477;
+  // GET /ready answers 503 from this level up (and before the first tick).
+  law::Level not_ready_from = law::Level::kCritical;
+};
+
+// What the HAProxy agent-check responder answers (daemon/agent_reply.h).
+struct AgentReplyConfig {
+  // Percent of the server's configured weight, indexed by law::Level; never
+  // rising with the level.
+  std::array<uint32_t, law::kNumLevels> weight_percent = {100, 60, 25, 0};
+  // Send the normal class's in-flight cap as maxconn:N (maxconn:0, no limit,
+  // while none is enforced).
+  bool send_maxconn = true;
+};
+
+// The HAProxy agent-check responder, off unless a listen address is given.
+struct AgentConfig {
+  bool enabled = false;
+  std::string address;
+  uint16_t port = 0;
+  AgentReplyConfig reply;
 };
 
 // The reflection limit on RSTs toward one sender network (abi.h).
@@ -162,6 +184,7 @@ struct Config {
   DaemonConfig daemon;
   DataplaneConfig dataplane;
   MetricsConfig metrics;
+  AgentConfig agent;
   std::vector<InterfaceConfig> interfaces;
   std::vector<PortConfig> ports;
   std::vector<PrefixConfig> prefixes;

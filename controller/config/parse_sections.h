@@ -30,8 +30,10 @@ inline constexpr std::array<std::string_view, 11> kSignalKindNames = {
 static_assert(static_cast<std::size_t>(SignalKind::kLimit) + 1 == kSignalKindNames.size());
 
 void parse_daemon(TableReader& reader, DaemonConfig& daemon);
-// listen = "ADDRESS:PORT" (IPv6 in brackets) or "off".
+// listen = "ADDRESS:PORT" (IPv6 in brackets) or "off"; not_ready_from = a level.
 void parse_metrics(TableReader& reader, MetricsConfig& metrics);
+// listen as [metrics] (off by default), weights = { <level> = percent, ... }, send_maxconn.
+void parse_agent(TableReader& reader, AgentConfig& agent);
 void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane);
 
 // One entry of [[interface]], [[port]] or [[prefix]]; `seen` maps what must

@@ -1,6 +1,8 @@
-// The single-table sections: [daemon], [metrics] and [dataplane].
+// The single-table sections: [daemon], [metrics], [agent] and [dataplane].
+#include <array>
 #include <cctype>
 #include <string>
+#include <string_view>
 
 #include "common/names.h"
 #include "config/duration.h"
@@ -16,6 +18,39 @@ namespace {
 
 constexpr int32_t kMinNice = -20;  // setpriority(2)'s range
 constexpr int32_t kMaxNice = 19;
+
+// `key` = "ADDRESS:PORT" (IPv6 in brackets) or "off"; an address literal,
+// never a name. `example_port` is shown in the error.
+void parse_listen(TableReader& reader, std::string_view key, std::string_view example_port,
+                  bool& enabled, std::string& address, uint16_t& port) {
+  std::string listen;
+  if (!reader.string(key, listen)) return;
+  if (listen == "off") {
+    enabled = false;
+    return;
+  }
+  auto colon = listen.rfind(':');
+  std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  uint32_t number = 0;
+  bool port_ok = colon != std::string::npos && colon + 1 < listen.size();
+  for (size_t i = colon + 1; port_ok && i < listen.size(); ++i) {
+    port_ok = std::isdigit(static_cast<unsigned char>(listen[i])) && number < 65536;
+    number = number * 10 + static_cast<uint32_t>(listen[i] - '0');
+  }
+  auto literal = parse_ip_prefix(host + (host.find(':') != std::string::npos ? "/128" : "/32"));
+  if (!port_ok || number == 0 || number > 65535 || !literal) {
+    const std::string p(example_port);
+    reader.invalid(key, R"(must be "ADDRESS:PORT" (e.g. "127.0.0.1:)" + p + R"(", "[::1]:)" + p +
+                            R"("), port 1..65535, or "off")");
+    return;
+  }
+  enabled = true;
+  address = host;
+  port = static_cast<uint16_t>(number);
+}
 
 }  // namespace
 
@@ -57,30 +92,38 @@ void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
 }
 
 void parse_metrics(TableReader& reader, MetricsConfig& metrics) {
-  std::string listen;
-  if (reader.string("listen", listen)) {
-    if (listen == "off") {
-      metrics.enabled = false;
-    } else {
-      auto colon = listen.rfind(':');
-      std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
-      if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-      }
-      uint32_t port = 0;
-      bool port_ok = colon != std::string::npos && colon + 1 < listen.size();
-      for (size_t i = colon + 1; port_ok && i < listen.size(); ++i) {
-        port_ok = std::isdigit(static_cast<unsigned char>(listen[i])) && port < 65536;
-        port = port * 10 + static_cast<uint32_t>(listen[i] - '0');
-      }
-      auto address = parse_ip_prefix(host + (host.find(':') != std::string::npos ? "/128" : "/32"));
-      if (!port_ok || port == 0 || port > 65535 || !address) {
-        reader.invalid("listen",
-                       "must be \"ADDRESS:PORT\" (e.g. \"127.0.0.1:9477\", \"[::1]:9477\"), "
-                       "port 1..65535, or \"off\"");
+  parse_listen(reader, "listen", "9477", metrics.enabled, metrics.address, metrics.port);
+  // From elevated up: a service that is never ready is no rule.
+  reader.choice("not_ready_from", metrics.not_ready_from, names::kLevels, 1);
+  reader.reject_unknown_keys();
+}
+
+void parse_agent(TableReader& reader, AgentConfig& agent) {
+  parse_listen(reader, "listen", "9478", agent.enabled, agent.address, agent.port);
+  reader.boolean("send_maxconn", agent.reply.send_maxconn);
+  if (const toml::table* table = reader.table("weights")) {
+    TableReader weights(reader.errors(), *table, reader.path_of("weights"));
+    std::array<bool, law::kNumLevels> valid{};
+    for (law::Level level : law::kAllLevels) {
+      const std::string name(law::to_string(level));
+      valid[law::index_of(level)] =
+          weights.integer(name, agent.reply.weight_percent[law::index_of(level)], 0, 100) ||
+          !table->contains(name);
+    }
+    weights.reject_unknown_keys();
+    // Steering away is the point: a level never gets more weight than the one below it.
+    for (std::size_t i = 1; i < law::kNumLevels; ++i) {
+      const uint32_t lower = agent.reply.weight_percent[i - 1];
+      const uint32_t upper = agent.reply.weight_percent[i];
+      if (!valid[i - 1] || !valid[i] || upper <= lower) continue;
+      const std::string lower_name(law::to_string(law::kAllLevels[i - 1]));
+      const std::string upper_name(law::to_string(law::kAllLevels[i]));
+      if (table->contains(upper_name)) {
+        weights.invalid(upper_name, "must be <= " + weights.path_of(lower_name) + " (" +
+                                        std::to_string(lower) + ")");
       } else {
-        metrics.address = host;
-        metrics.port = static_cast<uint16_t>(port);
+        weights.invalid(lower_name, "must be >= " + weights.path_of(upper_name) + " (" +
+                                        std::to_string(upper) + ")");
       }
     }
   }

@@ -104,6 +104,7 @@ Status Daemon::start_locked() {
 
 Status Daemon::start_serving() {
   if (auto s = publisher_.serve_metrics(); !s) return s;
+  if (auto s = publisher_.serve_agent(); !s) return s;
   changes_.apply();
   auto control = ControlServer::listen(run_dir_.path(kControlSocketName));
   if (!control) return control.error();

@@ -48,7 +48,7 @@ class Daemon {
  private:
   // The rest of start(), once the run directory is this daemon's.
   Status start_locked();
-  // After attaching: metrics, the operator's changes, the control socket, the tick.
+  // After attaching: metrics, the agent, the operator's changes, the control socket, the tick.
   Status start_serving();
   // Hands the operator's changes to the law and the data plane.
   void apply_runtime_changes(const RuntimeChanges& changes);

@@ -51,6 +51,11 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
     }
     res.set_content(std::string(law::to_string(snap->level)) + "\n", "text/plain");
   });
+  srv.Get("/ready", [self](const httplib::Request&, httplib::Response& res) {
+    ReadyAnswer answer = self->ready();
+    res.status = answer.status;
+    res.set_content(answer.body, "text/plain");
+  });
   if (!srv.bind_to_port(address, port)) {
     return make_error("cannot listen for metrics on " + address + ":" + std::to_string(port) +
                       " (port in use? set [metrics] listen, or \"off\")");
@@ -66,14 +71,21 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
   return m;
 }
 
-void MetricsServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot) {
+void MetricsServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot,
+                            law::Level not_ready_from) {
   std::lock_guard lock(mu_);
   snapshot_ = std::move(snapshot);
+  not_ready_from_ = not_ready_from;
 }
 
 std::shared_ptr<const MetricsSnapshot> MetricsServer::snapshot() const {
   std::lock_guard lock(mu_);
   return snapshot_;
+}
+
+ReadyAnswer MetricsServer::ready() const {
+  std::lock_guard lock(mu_);
+  return ready_answer(snapshot_.get(), not_ready_from_);
 }
 
 }  // namespace edgeshed::daemon

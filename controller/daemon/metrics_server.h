@@ -1,6 +1,7 @@
-// HTTP listener of the daemon: GET /metrics (Prometheus text format) and
-// GET /level (the current pressure level, for the protected service).
-// Serves from the snapshot the tick thread last published.
+// HTTP listener of the daemon: GET /metrics (Prometheus text format),
+// GET /level (the current pressure level, for the protected service) and
+// GET /ready (daemon/readiness.h). Serves from the snapshot the tick thread
+// last published.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "common/result.h"
 #include "daemon/metrics.h"
+#include "daemon/readiness.h"
 
 namespace httplib {
 class Server;
@@ -25,16 +27,20 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  void publish(std::shared_ptr<const MetricsSnapshot> snapshot);
+  // not_ready_from: the level from which GET /ready answers 503.
+  void publish(std::shared_ptr<const MetricsSnapshot> snapshot, law::Level not_ready_from);
 
  private:
   MetricsServer();
   std::shared_ptr<const MetricsSnapshot> snapshot() const;
+  // GET /ready's answer, from one publish's snapshot and threshold.
+  ReadyAnswer ready() const;
 
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   mutable std::mutex mu_;
   std::shared_ptr<const MetricsSnapshot> snapshot_;
+  law::Level not_ready_from_ = law::Level::kCritical;
 };
 
 }  // namespace edgeshed::daemon

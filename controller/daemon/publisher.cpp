@@ -28,6 +28,14 @@ Status Publisher::serve_metrics() {
   return {};
 }
 
+Status Publisher::serve_agent() {
+  if (!config_.agent.enabled) return {};
+  auto a = AgentServer::start(config_.agent.address, config_.agent.port);
+  if (!a) return a.error();
+  agent_ = std::move(*a);
+  return {};
+}
+
 void Publisher::publish(const TickOutcome& o) {
   if (o.decision.level_changed) ++level_changes_;
   auto state = make_state({o.decision, o.signals, o.now, o.level_since, o.interfaces, config_path_,
@@ -45,7 +53,7 @@ void Publisher::publish(const TickOutcome& o) {
   }
   write_level_file(o.decision.level, o.now);
   tick_seconds_.observe(std::chrono::duration<double>(steady_.now() - o.now).count());
-  publish_metrics(o);
+  publish_snapshot(o);
   notifier_.tick(o.now);
 }
 
@@ -62,8 +70,8 @@ void Publisher::write_level_file(law::Level level, std::chrono::nanoseconds now)
   notifier_.status("level " + std::string(law::to_string(level)));
 }
 
-void Publisher::publish_metrics(const TickOutcome& o) {
-  if (!metrics_) return;
+void Publisher::publish_snapshot(const TickOutcome& o) {
+  if (!metrics_ && !agent_) return;
   const law::Decision& d = o.decision;
   auto m = std::make_shared<MetricsSnapshot>();
   m->level = d.level;
@@ -95,7 +103,8 @@ void Publisher::publish_metrics(const TickOutcome& o) {
   m->reloads_ok = reloads_ok_;
   m->reloads_failed = reloads_failed_;
   m->ticks = tick_seconds_;
-  metrics_->publish(std::move(m));
+  if (agent_) agent_->publish(m, config_.agent.reply);
+  if (metrics_) metrics_->publish(std::move(m), config_.metrics.not_ready_from);
 }
 
 void Publisher::withdraw() {

@@ -1,6 +1,7 @@
 // What the daemon tells the world after each tick: the state file (for
 // `edgeshed status`, see daemon/state_refresh.h), the level file (for the protected service,
-// rewritten on change only), the Prometheus metrics and systemd's status and watchdog.
+// rewritten on change only), the Prometheus metrics and readiness, the HAProxy
+// agent's answer, and systemd's status and watchdog.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "daemon/agent_server.h"
 #include "daemon/log_limiter.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_server.h"
@@ -31,6 +33,8 @@ class Publisher final : public TickPublisher {
 
   // Binds the metrics listener when the config enables it.
   Status serve_metrics();
+  // Binds the HAProxy agent listener when the config enables it.
+  Status serve_agent();
   void publish(const TickOutcome& outcome) override;
   void count_reload(bool ok) { ++(ok ? reloads_ok_ : reloads_failed_); }
   // At a clean stop: status must not show a stopped daemon as running, and
@@ -39,7 +43,8 @@ class Publisher final : public TickPublisher {
 
  private:
   void write_level_file(law::Level level, std::chrono::nanoseconds now);
-  void publish_metrics(const TickOutcome& outcome);
+  // The snapshot both listeners serve from, built only when one is open.
+  void publish_snapshot(const TickOutcome& outcome);
   std::string run_path(const char* name) const;
 
   const config::Config& config_;
@@ -48,6 +53,7 @@ class Publisher final : public TickPublisher {
   const OperatorChanges& changes_;
   ServiceNotifier& notifier_;
   std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<AgentServer> agent_;
   TickHistogram tick_seconds_;
   uint64_t level_changes_ = 0;
   uint64_t reloads_ok_ = 0;

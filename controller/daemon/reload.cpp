@@ -9,9 +9,20 @@ ReloadPlan plan_reload(config::Config next, const config::Config& running) {
       next.metrics.address != running.metrics.address ||
       next.metrics.port != running.metrics.port) {
     plan.deferred.emplace_back(
-        "daemon.run_dir and [metrics] changes take effect at the next restart");
+        "daemon.run_dir and [metrics] listen changes take effect at the next restart");
     next.daemon.run_dir = running.daemon.run_dir;
-    next.metrics = running.metrics;
+    next.metrics.enabled = running.metrics.enabled;
+    next.metrics.address = running.metrics.address;
+    next.metrics.port = running.metrics.port;
+  }
+  // What the listeners answer (metrics.not_ready_from, agent.weights, ...)
+  // changes now; where they listen waits.
+  if (next.agent.enabled != running.agent.enabled || next.agent.address != running.agent.address ||
+      next.agent.port != running.agent.port) {
+    plan.deferred.emplace_back("[agent] listen changes take effect at the next restart");
+    next.agent.enabled = running.agent.enabled;
+    next.agent.address = running.agent.address;
+    next.agent.port = running.agent.port;
   }
   bool same_interfaces = next.interfaces.size() == running.interfaces.size();
   for (size_t i = 0; same_interfaces && i < next.interfaces.size(); ++i) {

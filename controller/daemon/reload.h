@@ -1,6 +1,6 @@
 // Config diffing for a reload (SIGHUP): what a reload may change at once,
 // and what must wait for a restart because the daemon holds it open (the
-// run directory, the metrics listener, the attached interfaces).
+// run directory, the metrics and agent listeners, the attached interfaces).
 #pragma once
 
 #include <string>

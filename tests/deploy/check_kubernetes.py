@@ -10,7 +10,8 @@
    ConfigMap and selector exist and match, kustomization lists every file.
 3. The DaemonSet says what edgeshed needs: hostNetwork, exactly the systemd
    unit's capabilities instead of privileged, the bpffs and BTF hostPath
-   mounts, /run/edgeshed, the config, a readiness probe on the metrics port,
+   mounts, /run/edgeshed, the config, readiness (GET /ready) and liveness
+   (GET /metrics) probes on the metrics port,
    Prometheus annotations, rolling updates, priority and tolerations.
 
 Prints the ConfigMap's edgeshed.toml to the path given as the only argument,
@@ -188,10 +189,13 @@ def main():
     check("edgeshed.toml" in docs["ConfigMap"]["data"], "the ConfigMap has no edgeshed.toml")
 
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
-    probe = c.get("readinessProbe", {}).get("httpGet", {})
-    port = probe.get("port")
-    check(probe.get("path") == "/metrics" and ports.get(port, port) == 9477,
-          f"readiness probe is not GET /metrics on 9477: {probe}")
+    # Readiness follows the level (/ready); liveness must not, or a node at
+    # critical would have its shedder restarted.
+    for kind, path in (("readinessProbe", "/ready"), ("livenessProbe", "/metrics")):
+        probe = c.get(kind, {}).get("httpGet", {})
+        port = probe.get("port")
+        check(probe.get("path") == path and ports.get(port, port) == 9477,
+              f"{kind} is not GET {path} on 9477: {probe}")
 
     pathlib.Path(sys.argv[1]).write_text(docs["ConfigMap"]["data"]["edgeshed.toml"])
     print(f"image entrypoint: {c['command'][0]}")

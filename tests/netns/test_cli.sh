@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The operator's tools against a running daemon in the lab: status (text and
 # JSON), runtime tuning (mode, action, pin with expiry, class override, ports,
-# prefixes, reset), the level file and GET /level, /metrics checked by
+# prefixes, reset), the level file, GET /level and GET /ready, /metrics checked by
 # promtool, events from real sheds, top in tmux (q and Ctrl-C), the locks
 # against a second daemon, status once the daemon is gone, and saved runtime
 # changes that cannot be read.
@@ -78,8 +78,10 @@ pass "status shows daemon, level, signal and rates"
 # Level for the service: a file and GET /level.
 [ "$(cat "$run_dir/level")" = normal ] || fail "level file: $(cat "$run_dir/level")"
 [ "$(in_srv curl -sf http://127.0.0.1:9477/level)" = normal ] || fail "GET /level"
+ready=$(in_srv curl -s -w '%{http_code}' http://127.0.0.1:9477/ready | tr '\n' ' ')
+[ "$ready" = "ready 200" ] || fail "GET /ready at normal: $ready"
 [ "$(stat -c %a "$run_dir/control.sock")" = 600 ] || fail "control socket mode $(stat -c %a "$run_dir/control.sock")"
-pass "level file and GET /level say normal; control socket is 0600"
+pass "level file and GET /level say normal, GET /ready 200; control socket is 0600"
 
 # Runtime tuning: enforce, pin critical for a while; normal is then shed.
 es mode enforce | grep -q "mode enforce until removed" || fail "mode enforce"
@@ -93,8 +95,10 @@ left=$(jq '.daemon.runtime_changes.level.left_s' <<<"$s")
 awk -v l="$left" 'BEGIN { exit !(l > 10 && l <= 20) }' || fail "pin time left: $left"
 wait_for "level file critical" grep -qx critical "$run_dir/level"
 [ "$(in_srv curl -sf http://127.0.0.1:9477/level)" = critical ] || fail "GET /level after pin"
+ready=$(in_srv curl -s -w '%{http_code}' http://127.0.0.1:9477/ready | tr '\n' ' ')
+[ "$ready" = "not ready: critical 503" ] || fail "GET /ready after pin: $ready"
 grep -q "operator: level pinned at critical for 20 s" "$log" || fail "pin not logged"
-pass "pinned critical (${left}s left), visible in status, level file, /level and the log"
+pass "pinned critical (${left}s left), visible in status, level file, /level, /ready and the log"
 
 # Events from real sheds: start the reader, then connect.
 es events --iface "$SRV_IF" --json --count 3 --duration 15s >"$work/events" 2>"$work/events.err" &

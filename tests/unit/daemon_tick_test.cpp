@@ -368,5 +368,29 @@ TEST(Reload, InterfaceAndRunDirChangesWaitForTheRestart) {
   EXPECT_TRUE(plan_reload(running, running).deferred.empty());
 }
 
+TEST(Reload, ListenersKeepTheirAddressesButTheirAnswersChangeNow) {
+  config::Config running =
+      parse("[metrics]\nlisten = \"127.0.0.1:9477\"\n[agent]\nlisten = \"192.0.2.10:9478\"\n");
+  config::Config next = parse(
+      "[metrics]\nlisten = \"127.0.0.1:9500\"\nnot_ready_from = \"high\"\n"
+      "[agent]\nlisten = \"192.0.2.10:9501\"\nweights = { high = 10 }\nsend_maxconn = false\n");
+  ReloadPlan plan = plan_reload(next, running);
+  EXPECT_EQ(plan.deferred,
+            (std::vector<std::string>{
+                "daemon.run_dir and [metrics] listen changes take effect at the next restart",
+                "[agent] listen changes take effect at the next restart"}));
+  EXPECT_EQ(plan.config.metrics.port, 9477);
+  EXPECT_EQ(plan.config.agent.port, 9478);
+  EXPECT_TRUE(plan.config.agent.enabled);
+  EXPECT_EQ(plan.config.metrics.not_ready_from, law::Level::kHigh);
+  EXPECT_EQ(plan.config.agent.reply.weight_percent[law::index_of(law::Level::kHigh)], 10u);
+  EXPECT_FALSE(plan.config.agent.reply.send_maxconn);
+
+  config::Config off = parse("[agent]\nlisten = \"off\"\n");
+  EXPECT_EQ(plan_reload(off, running).deferred,
+            std::vector<std::string>{"[agent] listen changes take effect at the next restart"});
+  EXPECT_TRUE(plan_reload(off, running).config.agent.enabled) << "still listening until restart";
+}
+
 }  // namespace
 }  // namespace edgeshed::daemon

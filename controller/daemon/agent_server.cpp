@@ -1,0 +1,120 @@
+#include "daemon/agent_server.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "daemon/agent_reply.h"
+
+namespace edgeshed::daemon {
+namespace {
+
+// HAProxy's own agent timeout is its `timeout check` (or agent-inter); the
+// line is one write, and a well-behaved peer closes at once.
+constexpr auto kConnectionTimeout = std::chrono::milliseconds(500);
+// What a peer may send (HAProxy's agent-send) before it is cut off.
+constexpr std::size_t kMaxDrainBytes = 4096;
+constexpr int kBacklog = 64;
+// After a poll or an accept that failed for want of fds or memory.
+constexpr int kRetryMs = 100;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+}  // namespace
+
+Result<std::unique_ptr<AgentServer>> AgentServer::start(const std::string& address, uint16_t port) {
+  auto where = signals::parse_ip_address(address, port);
+  if (!where) return make_error("[agent] listen: " + where.error().message);
+  const std::string advice = " (port in use? set [agent] listen, or \"off\")";
+  Fd fd(::socket(where->family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return make_error("HAProxy agent listener: socket: " + errno_text(errno));
+  // Each answer ends with our FIN, so the port collects TIME_WAIT sockets
+  // that would refuse a restarted daemon's bind.
+  int one = 1;
+  if (::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+      ::bind(fd.get(), where->get(), where->length) != 0 || ::listen(fd.get(), kBacklog) != 0) {
+    return make_error("cannot listen for the HAProxy agent on " + where->to_string() + ": " +
+                      errno_text(errno) + advice);
+  }
+  signals::SocketAddress bound;
+  bound.length = sizeof(bound.storage);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound.storage), &bound.length) != 0) {
+    return make_error("HAProxy agent listener: getsockname: " + errno_text(errno));
+  }
+  auto server = std::make_unique<AgentServer>(Key{}, std::move(fd), bound.port());
+  if (server->stop_.fd() < 0) {
+    return make_error("HAProxy agent listener: eventfd: " + errno_text(errno));
+  }
+  AgentServer* self = server.get();
+  server->thread_ = std::thread([self] { self->serve(); });
+  return server;
+}
+
+AgentServer::AgentServer(Key /*key*/, Fd listener, uint16_t port)
+    : listener_(std::move(listener)), port_(port) {}
+
+AgentServer::~AgentServer() {
+  stop_.cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+void AgentServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot,
+                          const config::AgentReplyConfig& config) {
+  std::lock_guard lock(mu_);
+  snapshot_ = std::move(snapshot);
+  config_ = config;
+}
+
+std::optional<std::string> AgentServer::reply() const {
+  std::lock_guard lock(mu_);
+  if (!snapshot_) return std::nullopt;
+  return agent_reply(*snapshot_, config_);
+}
+
+bool AgentServer::pause() const {
+  pollfd stop = {stop_.fd(), POLLIN, 0};
+  return ::poll(&stop, 1, kRetryMs) <= 0;
+}
+
+void AgentServer::serve() {
+  for (;;) {
+    pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_.fd(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno != EINTR && !pause()) return;
+      continue;
+    }
+    if (fds[1].revents != 0) return;
+    if ((fds[0].revents & POLLIN) == 0) {
+      if (!pause()) return;  // an error on the listener: never seen, but no spinning on it
+      continue;
+    }
+    Fd conn(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (conn.valid()) {
+      answer(conn.get());
+    } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      // The connection stays queued: wait rather than spin on it.
+      if (!pause()) return;
+    }  // else the peer gave up already (ECONNABORTED): the next one
+  }
+}
+
+void AgentServer::answer(int fd) const {
+  const auto limits = signals::IoLimits::from_now(kConnectionTimeout, stop_.fd());
+  if (auto line = reply()) {
+    if (!signals::send_all(fd, *line, limits, "the agent-check peer")) return;
+  }
+  // Our FIN, then the peer's: closing with unread bytes (an agent-send
+  // string) would reset the connection, and the reset can overtake the line.
+  ::shutdown(fd, SHUT_WR);
+  char sink[512];
+  for (std::size_t drained = 0; drained < kMaxDrainBytes;) {
+    auto n = signals::receive_some(fd, sink, sizeof(sink), limits, "draining the agent peer");
+    if (!n || *n == 0) return;
+    drained += *n;
+  }
+}
+
+}  // namespace edgeshed::daemon

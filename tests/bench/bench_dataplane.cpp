@@ -228,8 +228,8 @@ int bench_tracing(const edgeshed::Skeleton& skel, const edgeshed::Maps& maps) {
                                                  base->progs.baseline_data_ready,
                                                  base->progs.baseline_sendmsg};
   const std::array<const char*, 3> names = {"in-flight tracker (inet_sock_set_state)",
-                                             "request timer (sk_data_ready)",
-                                             "response timer (tcp_sendmsg_locked)"};
+                                            "request timer (sk_data_ready)",
+                                            "response timer (tcp_sendmsg_locked)"};
   uint16_t protected_port, open_port;
   Sock protected_listener(listen_loopback(&protected_port));
   Sock open_listener(listen_loopback(&open_port));
@@ -269,8 +269,9 @@ int bench_tracing(const edgeshed::Skeleton& skel, const edgeshed::Maps& maps) {
   std::printf("%-40s %10s %12s %10s %9s\n", "program", "protected", "unprotected", "empty",
               "events");
   for (size_t i = 0; i < names.size(); ++i) {
-    std::printf("%-40s %10.1f %12.1f %10.1f %9llu\n", names.at(i), per_event(on[i]), per_event(off[i]),
-                per_event(bare[i]), static_cast<unsigned long long>(on[i].run_cnt));
+    std::printf("%-40s %10.1f %12.1f %10.1f %9llu\n", names.at(i), per_event(on[i]),
+                per_event(off[i]), per_event(bare[i]),
+                static_cast<unsigned long long>(on[i].run_cnt));
   }
   auto added = [&](size_t i) {
     return static_cast<double>(on[i].run_time_ns) - static_cast<double>(off[i].run_time_ns);
@@ -318,7 +319,8 @@ int main() {
     return 1;
   }
   auto maps = edgeshed::Maps::from_skeleton(*skel).value();
-  if (!maps.set_ports({{80, EDGESHED_CLASS_NORMAL}})) return 1;
+  if (!maps.set_ports({{80, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP | EDGESHED_PORT_QUIC}}))
+    return 1;
 
   TcpSpec data;
   data.flags = edgeshed::testing::kAck | edgeshed::testing::kPsh;
@@ -328,6 +330,14 @@ int main() {
   const Bytes established = PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(data).build();
   const Bytes syn = PacketBuilder::syn_v4(40000, 80).build();
   const Bytes syn_unprotected = PacketBuilder::syn_v4(40000, 22).build();
+  const Bytes quic_initial = PacketBuilder()
+                                 .ipv4("192.0.2.1", "198.51.100.2")
+                                 .udp(50000, 80, edgeshed::testing::quic_long_packet({}))
+                                 .build();
+  const Bytes quic_short = PacketBuilder()
+                               .ipv4("192.0.2.1", "198.51.100.2")
+                               .udp(50000, 80, edgeshed::testing::quic_short_packet(1200))
+                               .build();
   constexpr uint32_t kAll = EDGESHED_FRAC_ONE;
   const edgeshed_class_policy admit_all{};
   // Every check evaluated, none sheds: the longest admitting path.
@@ -343,8 +353,15 @@ int main() {
       {"SYN shed: RST reply (repeat 1)", syn, shed_all, EDGESHED_ACTION_RST, true},
       // A rate no run reaches, so every SYN is answered and the row is the
       // RST path plus the limit's bookkeeping.
-      {"SYN shed: RST, reflection limit (rep. 1)", syn, shed_all, EDGESHED_ACTION_RST, true,
+      {"SYN shed: RST, reflection limit (rep. 1)",
+       syn,
+       shed_all,
+       EDGESHED_ACTION_RST,
+       true,
        {10'000'000, 10'000'000, 24, 48, {}}},
+      {"QUIC 1-RTT packet (open connection)", quic_short, shed_all, EDGESHED_ACTION_DROP, false},
+      {"QUIC Initial admitted (fraction, bucket)", quic_initial, full, EDGESHED_ACTION_DROP, false},
+      {"QUIC Initial shed: drop", quic_initial, shed_all, EDGESHED_ACTION_DROP, false},
   };
 
   struct Hook {

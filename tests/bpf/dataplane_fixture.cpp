@@ -147,6 +147,11 @@ uint64_t class_delta(const edgeshed_stats& after, const edgeshed_stats& before, 
   return after.cls[class_id][counter] - before.cls[class_id][counter];
 }
 
+uint64_t quic_delta(const edgeshed_stats& after, const edgeshed_stats& before, uint32_t class_id,
+                    int counter) {
+  return after.quic_cls[class_id][counter] - before.quic_cls[class_id][counter];
+}
+
 uint64_t global_delta(const edgeshed_stats& after, const edgeshed_stats& before, int counter) {
   return after.global[counter] - before.global[counter];
 }
@@ -155,6 +160,9 @@ uint64_t all_class_counters(const edgeshed_stats& s) {
   uint64_t sum = 0;
   // cppcheck-suppress constVariable ; row is a reference to a const array already
   for (const auto& row : s.cls)
+    for (uint64_t v : row) sum += v;
+  // cppcheck-suppress constVariable ; row is a reference to a const array already
+  for (const auto& row : s.quic_cls)
     for (uint64_t v : row) sum += v;
   return sum;
 }

@@ -89,8 +89,11 @@ class DataplaneFixture {
 // Class counters minus an earlier snapshot.
 uint64_t class_delta(const edgeshed_stats& after, const edgeshed_stats& before, uint32_t class_id,
                      int counter);
+// The same for a class's QUIC row.
+uint64_t quic_delta(const edgeshed_stats& after, const edgeshed_stats& before, uint32_t class_id,
+                    int counter);
 uint64_t global_delta(const edgeshed_stats& after, const edgeshed_stats& before, int counter);
 // All class counters of all classes, summed (what a decision touched).
-uint64_t all_class_counters(const edgeshed_stats& s);
+uint64_t all_class_counters(const edgeshed_stats& s);  // both protocols
 
 }  // namespace edgeshed::testing

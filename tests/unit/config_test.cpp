@@ -114,8 +114,10 @@ TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
   }
   ASSERT_EQ(example.interfaces.size(), 1u);
   EXPECT_EQ(example.interfaces[0].name, "eth0");
-  ASSERT_EQ(example.ports.size(), 2u);
+  ASSERT_EQ(example.ports.size(), 3u);
   EXPECT_EQ(example.ports[1].port, 443);
+  EXPECT_EQ(example.ports[2].port, 443);
+  EXPECT_EQ(example.ports[2].protocol, Protocol::kQuic);
   ASSERT_EQ(example.prefixes.size(), 2u);
   EXPECT_EQ(example.prefixes[1].prefix.family, IpFamily::kV6);
   ASSERT_EQ(example.signals.size(), 5u);
@@ -432,8 +434,9 @@ TEST(ConfigErrorTest, IntegerOutOfRangeOrNotAnInteger) {
   EXPECT_EQ(error_of("[dataplane]\nrst_reflect_burst = 0\n"),
             "edgeshed.toml:2:1: dataplane.rst_reflect_burst = 0: must be an integer in [1, "
             "10000000]");
-  EXPECT_EQ(error_of("[dataplane]\nrst_reflect_prefix_v4 = 33\n"),
-            "edgeshed.toml:2:1: dataplane.rst_reflect_prefix_v4 = 33: must be an integer in [1, 32]");
+  EXPECT_EQ(
+      error_of("[dataplane]\nrst_reflect_prefix_v4 = 33\n"),
+      "edgeshed.toml:2:1: dataplane.rst_reflect_prefix_v4 = 33: must be an integer in [1, 32]");
   EXPECT_EQ(error_of("[dataplane]\nrst_per_sec_per_cpu = 1.5\n"),
             "edgeshed.toml:2:1: dataplane.rst_per_sec_per_cpu = 1.5: must be an integer in [0, "
             "10000000]");
@@ -491,6 +494,34 @@ TEST(ConfigErrorTest, PortMissing) {
 TEST(ConfigErrorTest, DuplicatePort) {
   EXPECT_EQ(error_of("[[port]]\nport = 80\n[[port]]\nport = 80\n"),
             "edgeshed.toml:4:1: port[1].port = 80: duplicate of port[0]");
+}
+
+TEST(ConfigTest, OnePortNumberForBothProtocols) {
+  const Config config = parsed("[[port]]\nport = 443\n[[port]]\nport = 443\nprotocol = \"quic\"\n");
+  ASSERT_EQ(config.ports.size(), 2u);
+  EXPECT_EQ(config.ports[0].protocol, Protocol::kTcp);
+  EXPECT_EQ(config.ports[1].protocol, Protocol::kQuic);
+}
+
+TEST(ConfigErrorTest, DuplicateQuicPort) {
+  EXPECT_EQ(error_of("[[port]]\nport = 443\nprotocol = \"quic\"\n"
+                     "[[port]]\nport = 443\nprotocol = \"quic\"\n"),
+            "edgeshed.toml:5:1: port[1].port = 443: duplicate of port[0]");
+}
+
+TEST(ConfigErrorTest, ProtocolsOfOnePortShareTheirClass) {
+  EXPECT_EQ(error_of("[[port]]\nport = 443\n"
+                     "[[port]]\nport = 443\nprotocol = \"quic\"\nclass = \"background\"\n"),
+            "edgeshed.toml:6:1: port[1].class = \"background\": must be the class of port[0]: "
+            "the protocols of one port share their class");
+}
+
+TEST(ConfigErrorTest, NoLatencyObjectiveOnAQuicPort) {
+  EXPECT_EQ(error_of("[[port]]\nport = 443\nprotocol = \"quic\"\nlatency_objective = \"50ms\"\n"),
+            "edgeshed.toml:4:1: port[0].latency_objective = \"50ms\": the kernel measures response "
+            "times of TCP ports only; state it on the TCP port");
+  EXPECT_EQ(error_of("[[port]]\nport = 443\nprotocol = \"udp\"\n"),
+            "edgeshed.toml:3:1: port[0].protocol = \"udp\": must be one of \"tcp\", \"quic\"");
 }
 
 TEST(ConfigErrorTest, UnknownClass) {
@@ -891,7 +922,6 @@ TEST(IpPrefixTest, RejectsMalformed) {
             "host bits set; did you mean \"2001:db8::/32\"?");
 }
 
-
 // The config reference is examples/edgeshed.toml: every key the parser or a
 // signal kind reads must be documented there.
 TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
@@ -902,7 +932,8 @@ TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
   const auto root = std::filesystem::path(__FILE__).parent_path() / ".." / "..";
   const std::string example = read(root / "examples" / "edgeshed.toml");
   std::set<std::string> keys;
-  const std::regex config_key(R"re(reader\.(?:duration|number|integer|boolean|string|choice)\("([a-z_]+)")re");
+  const std::regex config_key(
+      R"re(reader\.(?:duration|number|integer|boolean|string|choice)\("([a-z_]+)")re");
   // The sections are parsed in config.cpp and the parse_*.cpp files beside it.
   for (const auto& e : std::filesystem::directory_iterator(root / "controller" / "config")) {
     if (e.path().extension() != ".cpp") continue;

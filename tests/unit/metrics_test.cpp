@@ -29,6 +29,7 @@ MetricsSnapshot sample_snapshot() {
   InterfaceMetric i{"eth0", {}};
   i.stats.cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_SHED_FRAC] = 12345678901ull;
   i.stats.cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_RST_SENT] = 7;
+  i.stats.quic_cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_SHED_FRAC] = 3;
   i.stats.global[EDGESHED_GCTR_EVENTS_LOST] = 2;
   s.interfaces.push_back(i);
   s.level_changes = 4;
@@ -93,8 +94,12 @@ TEST(Metrics, ValuesAndLabels) {
   auto has = [&](const std::string& line) {
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line;
   };
-  has(R"(edgeshed_decisions_total{iface="eth0",class="normal",verdict="shed",reason="fraction"} 12345678901)");
-  has(R"(edgeshed_decisions_total{iface="eth0",class="critical",verdict="admitted",reason="fail_open"} 0)");
+  has(R"(edgeshed_decisions_total{iface="eth0",protocol="tcp",class="normal",verdict="shed",reason="fraction"} 12345678901)");
+  has(R"(edgeshed_decisions_total{iface="eth0",protocol="tcp",class="critical",verdict="admitted",reason="fail_open"} 0)");
+  has(R"(edgeshed_decisions_total{iface="eth0",protocol="quic",class="normal",verdict="shed",reason="fraction"} 3)");
+  EXPECT_EQ(text.find(R"(protocol="quic",class="normal",verdict="shed",reason="cap")"),
+            std::string::npos)
+      << "no in-flight cap applies to QUIC";
   has(R"(edgeshed_rst_total{iface="eth0",class="normal",result="sent"} 7)");
   has(R"(edgeshed_packets_total{iface="eth0",kind="events_lost"} 2)");
   has("edgeshed_pressure_level 2");

@@ -13,7 +13,9 @@
 #    handshake time-out, while a download begun before the shedding goes on
 #    and completes, whole, in about the baseline's time: its packets after
 #    the handshake have short headers, which are never decided;
-#  - once the shedding stops, a new connection succeeds again.
+#  - once the shedding stops, a new connection succeeds again;
+#  - under the daemon, with the level driven by a file signal: new
+#    connections fail at critical, and succeed once the level has dropped.
 # gtlsclient exits 0 whatever happens, even on a handshake time-out, so a
 # connection succeeded when the downloaded file equals the served one.
 source "$(dirname "$0")/lib.sh"
@@ -253,4 +255,55 @@ for hook in "${HOOKS[@]}"; do
 		"$("$EDGESHED" status --iface "$SRV_IF" --json | jq -c .quic.classes.normal.counters)"
 	in_srv "$EDGESHED" detach --iface "$SRV_IF"
 done
+
+# 5. The daemon, from a config that protects the port as QUIC: a file signal
+# drives the level to critical, where the default policies shed the normal
+# class whole, and back down. New connections fail at critical and succeed
+# once the level has dropped.
+injected=$WORK/injected
+echo 0 >"$injected"
+cat >"$WORK/quic.toml" <<EOF
+[daemon]
+run_dir = "$WORK/run"
+tick = "100ms"
+on_exit = "detach"
+heartbeat_timeout = "1s"
+
+[dataplane]
+mode = "enforce"
+
+[[interface]]
+name = "$SRV_IF"
+hook = "xdp-generic"
+
+[[port]]
+port = $PORT
+protocol = "quic"
+
+[[signal]]
+name = "injected"
+kind = "file"
+target = 1.0
+path = "$injected"
+EOF
+nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$WORK/quic.toml" >"$WORK/daemon.log" 2>&1 &
+daemon=$!
+LAB_PIDS+=("$daemon")
+log=$WORK/daemon.log # wait_for shows it on a time-out
+wait_for "the daemon's running: line" grep -q "running:" "$log"
+level_is() { [ "$(jq -r .level "$WORK/run/state.json" 2>/dev/null)" = "$1" ]; }
+wait_for "level normal" level_is normal
+expect_quic ok 4 "daemon, level normal"
+echo 5 >"$injected" # pressure 5.0: critical in one tick
+wait_for "level critical" level_is critical
+expect_quic refused 6 "daemon, level critical"
+echo 0 >"$injected"
+level_t0=$(now_ms)
+# Down one level at a time, each after its dwell: about 9 s.
+for _ in $(seq 300); do level_is normal && break; sleep 0.1; done
+level_is normal || fail "the level is still $(jq -r .level "$WORK/run/state.json") 30 s after the pressure went"
+expect_quic ok 4 "daemon, level back to normal after $(seconds $(($(now_ms) - level_t0))) s"
+pass "daemon: $(counter .quic.classes.normal.counters | jq -c '{admitted, shed_fraction}')"
+kill -TERM "$daemon"
+wait "$daemon" || true
 echo "test_quic: all checks passed"

@@ -218,13 +218,16 @@ active_policy(const struct edgeshed_control *ctl)
 	return bpf_map_lookup_elem(&es_policy, &slot);
 }
 
+/* with_cap: the in-flight cap applies (TCP; the kernel counts no live QUIC
+ * connection). */
 static __always_inline int shed_reason(__u32 class_id,
 				       const struct edgeshed_config *cfg,
 				       const struct edgeshed_control *ctl,
 				       const struct edgeshed_class_policy *pol,
-				       const struct edgeshed_pkt *pkt, __u64 now)
+				       const struct edgeshed_pkt *pkt, __u64 now,
+				       int with_cap)
 {
-	if (at_inflight_cap(class_id, pol))
+	if (with_cap && at_inflight_cap(class_id, pol))
 		return EDGESHED_REASON_CAP;
 	if (shed_by_fraction(cfg, ctl, pkt, pol->shed_frac))
 		return EDGESHED_REASON_FRAC;
@@ -457,12 +460,24 @@ static __always_inline int admission_policy(struct admission *a,
 	return 0;
 }
 
-/* Counts a decision to shed. Returns 0 where the connection passes all the
- * same: observe mode. */
+/*
+ * Counts the decision. Returns 1 where the connection is to be shed, and 0
+ * where it passes: admitted, a bad IPv4 header (the kernel drops it), or
+ * observe mode.
+ */
 static __always_inline int admission_shed(const struct admission *a,
 					  const struct edgeshed_pkt *pkt,
-					  int reason)
+					  int reason, void *data,
+					  void *data_end)
 {
+	if (reason == EDGESHED_REASON_NONE) {
+		class_count(a->s, a->proto, a->class_id, EDGESHED_CTR_ADMITTED);
+		return 0;
+	}
+	if (!ipv4_header_intact(pkt, data, data_end)) {
+		a->s->global[EDGESHED_GCTR_BAD_CHECKSUM]++;
+		return 0;
+	}
 	if (a->cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(a->s, a->proto, a->class_id,
 			    EDGESHED_CTR_WOULD_SHED_CAP + reason -
@@ -499,16 +514,8 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		return EDGESHED_VERDICT_PASS;
 	*class_out = a.class_id;
 
-	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, pkt, a.now);
-	if (reason == EDGESHED_REASON_NONE) {
-		class_count(a.s, a.proto, a.class_id, EDGESHED_CTR_ADMITTED);
-		return EDGESHED_VERDICT_PASS;
-	}
-	if (!ipv4_header_intact(pkt, data, data_end)) {
-		a.s->global[EDGESHED_GCTR_BAD_CHECKSUM]++;
-		return EDGESHED_VERDICT_PASS;
-	}
-	if (!admission_shed(&a, pkt, reason))
+	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, pkt, a.now, 1);
+	if (!admission_shed(&a, pkt, reason, data, data_end))
 		return EDGESHED_VERDICT_PASS;
 	/* A RST would answer one fragment of a datagram the kernel may still
 	 * reassemble; dropped, it never can be. */
@@ -576,21 +583,8 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 	if (admission_policy(&a, pkt, port->class_id))
 		return EDGESHED_VERDICT_PASS;
 
-	reason = EDGESHED_REASON_NONE;
-	if (shed_by_fraction(a.cfg, a.ctl, pkt, a.pol->shed_frac))
-		reason = EDGESHED_REASON_FRAC;
-	else if (a.pol->tokens_per_sec &&
-		 !take_token(a.class_id, a.pol, a.now))
-		reason = EDGESHED_REASON_RATE;
-	if (reason == EDGESHED_REASON_NONE) {
-		class_count(a.s, a.proto, a.class_id, EDGESHED_CTR_ADMITTED);
-		return EDGESHED_VERDICT_PASS;
-	}
-	if (!ipv4_header_intact(pkt, data, data_end)) {
-		a.s->global[EDGESHED_GCTR_BAD_CHECKSUM]++;
-		return EDGESHED_VERDICT_PASS;
-	}
-	if (!admission_shed(&a, pkt, reason))
+	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, pkt, a.now, 0);
+	if (!admission_shed(&a, pkt, reason, data, data_end))
 		return EDGESHED_VERDICT_PASS;
 	if (pkt->first_fragment)
 		a.s->global[EDGESHED_GCTR_SHED_FRAGMENT]++;

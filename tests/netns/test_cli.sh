@@ -118,7 +118,7 @@ pass "events: $(head -1 "$work/events")"
 # the tick after it.
 metrics_shed() {
 	in_srv curl -sf http://127.0.0.1:9477/metrics >"$work/metrics" || return 1
-	awk -v i="$SRV_IF" '$1 == "edgeshed_decisions_total{iface=\"" i "\",class=\"normal\",verdict=\"shed\",reason=\"fraction\"}" { print $2 }' "$work/metrics"
+	awk -v i="$SRV_IF" '$1 == "edgeshed_decisions_total{iface=\"" i "\",protocol=\"tcp\",class=\"normal\",verdict=\"shed\",reason=\"fraction\"}" { print $2 }' "$work/metrics"
 }
 four_sheds_in_metrics() { [ "$(metrics_shed)" -ge 4 ] 2>/dev/null; }
 wait_for "the 4 sheds in GET /metrics" four_sheds_in_metrics

@@ -46,13 +46,16 @@ jq 'unique_by(.file)' "$BUILD/fuzz/compile_commands.json" >"$BUILD/fuzz/lint-db/
 main_db=$BUILD/lint-db/compile_commands.json
 fuzz_db=$BUILD/fuzz/lint-db/compile_commands.json
 main_files=() fuzz_files=()
-mapfile -t in_main < <(jq -r '.[].file' "$main_db" | sort -u)
-mapfile -t in_fuzz < <(jq -r '.[].file' "$fuzz_db" | sort -u)
+# Sets, not `printf | grep -q`: under pipefail, grep leaving at its first
+# match can kill printf with SIGPIPE and fail the pipeline, a file found.
+declare -A in_main=() in_fuzz=()
+while read -r f; do in_main[$f]=1; done < <(jq -r '.[].file' "$main_db")
+while read -r f; do in_fuzz[$f]=1; done < <(jq -r '.[].file' "$fuzz_db")
 while read -r f; do
 	abs=$ROOT/$f
-	if [[ $f == tests/fuzz/libfuzzer/* ]] && printf '%s\n' "${in_fuzz[@]}" | grep -qxF "$abs"; then
+	if [[ $f == tests/fuzz/libfuzzer/* ]] && [ -n "${in_fuzz[$abs]:-}" ]; then
 		fuzz_files+=("$abs")
-	elif printf '%s\n' "${in_main[@]}" | grep -qxF "$abs"; then
+	elif [ -n "${in_main[$abs]:-}" ]; then
 		main_files+=("$abs")
 	else
 		die "$f is in no compile database, so nothing would check it (CMakeLists.txt)"

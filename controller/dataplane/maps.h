@@ -50,7 +50,7 @@ class Maps {
   // protected and counted but have no latency, which read_latency shows by
   // leaving them out (unmeasured_ports() lists them). Connections opened
   // while a port had a slot it has lost since are not measured any more.
-  Status set_ports(const std::vector<PortClass>& ports) const;
+  Status set_ports(const std::vector<PortClass>& listed) const;
   Result<std::vector<PortClass>> read_ports() const;
   // Adds or replaces a source-prefix override and keeps the trie sizes in
   // the config map current (the data plane skips empty tries).

@@ -357,8 +357,9 @@ static __always_inline int reflect_take(const struct edgeshed_config *cfg,
 			 interval * ((lim->burst ? lim->burst : 1) - 1), now);
 }
 
-/* Samples a shed decision into the event ring. Only shed SYNs get here, and
- * the sample rate and per-CPU budget bound the cost under a flood. */
+/* Samples a shed decision (or one observe mode would take) into the event
+ * ring. Only new connections that are shed get here, and the sample rate
+ * and per-CPU budget bound the cost under a flood. */
 static __always_inline void emit_event(const struct edgeshed_config *cfg,
 				       const struct edgeshed_pkt *pkt,
 				       __u32 proto, __u32 class_id, int reason,
@@ -438,7 +439,7 @@ static __always_inline int admission_policy(struct admission *a,
 	a->class_id = classify_source(a->cfg, pkt->family, pkt->saddr,
 				      port_class);
 	if (a->class_id >= EDGESHED_NUM_CLASSES) {
-		global_count(EDGESHED_GCTR_NO_POLICY);
+		a->s->global[EDGESHED_GCTR_NO_POLICY]++;
 		return -1;
 	}
 	if (a->cfg->mode == EDGESHED_MODE_OFF) {
@@ -453,7 +454,7 @@ static __always_inline int admission_policy(struct admission *a,
 	}
 	set = active_policy(a->ctl);
 	if (!set) {
-		global_count(EDGESHED_GCTR_NO_POLICY);
+		a->s->global[EDGESHED_GCTR_NO_POLICY]++;
 		return -1;
 	}
 	a->pol = &set->cls[a->class_id];
@@ -593,18 +594,66 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 	return EDGESHED_VERDICT_DROP;
 }
 
-/* The furthest UDP header the second stage reads: past it, unparsed. It
- * bounds the offset for the verifier; no real header chain comes close. */
-#define EDGESHED_MAX_UDP_OFF 4096
-/* The long header up to the SCID's length, at most. */
-#define QUIC_LONG_HEADER_MAX (QUIC_LONG_FIXED_LEN + QUIC_MAX_CID_LEN + 1)
+/*
+ * A frame whose headers go deeper than the parser walks may carry a SYN the
+ * kernel would take. While its class sheds (cap reached, or its source drawn
+ * by the fraction), it is dropped. Its port is unknown, so its class is its
+ * source prefix's, else normal's. It takes no token: it may as well belong
+ * to an established flow, and must not starve real SYNs of the rate.
+ */
+static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *pkt)
+{
+	const struct edgeshed_class_policy *pol;
+	struct edgeshed_policy_set *set;
+	struct admission a = {};
+	__u32 class_id;
 
-static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *pkt);
+	if (admission_settings(&a))
+		return EDGESHED_VERDICT_PASS;
+	if (a.cfg->mode != EDGESHED_MODE_ENFORCE ||
+	    heartbeat_stale(a.cfg, a.ctl, coarse_now()))
+		goto pass;
+	class_id = EDGESHED_CLASS_NORMAL;
+	if (pkt->family)
+		class_id = classify_source(a.cfg, pkt->family, pkt->saddr,
+					   class_id);
+	set = active_policy(a.ctl);
+	if (!set || class_id >= EDGESHED_NUM_CLASSES)
+		goto pass;
+	pol = &set->cls[class_id];
+	if (at_inflight_cap(class_id, pol) ||
+	    shed_by_fraction(a.cfg, a.ctl, pkt, pol->shed_frac)) {
+		a.s->global[EDGESHED_GCTR_SHED_TOO_DEEP]++;
+		return EDGESHED_VERDICT_DROP;
+	}
+pass:
+	a.s->global[EDGESHED_GCTR_TOO_DEEP]++;
+	return EDGESHED_VERDICT_PASS;
+}
+
+/* The verdict on what the parser found that is no new connection: a frame
+ * too deep to read is decided, the rest pass, counted. */
+static __always_inline int undecided_verdict(int parsed,
+					     const struct edgeshed_pkt *pkt)
+{
+	switch (parsed) {
+	case EDGESHED_PARSE_TOO_DEEP:
+		return edgeshed_decide_too_deep(pkt);
+	case EDGESHED_PARSE_FRAGMENT:
+		global_count(EDGESHED_GCTR_FRAGMENT);
+		return EDGESHED_VERDICT_PASS;
+	case EDGESHED_PARSE_UNPARSED:
+		global_count(EDGESHED_GCTR_UNPARSED);
+		return EDGESHED_VERDICT_PASS;
+	default:
+		return EDGESHED_VERDICT_PASS;
+	}
+}
 
 /*
- * Second stage of a UDP datagram: its header, then a QUIC long header read
- * on, and a new QUIC connection decided. Runs in a function of its own,
- * verified once rather than on every path through the parser.
+ * A UDP datagram, read on and decided when it opens a QUIC connection. Runs
+ * in a function of its own, verified once rather than on every path
+ * through the parser.
  */
 static __always_inline int edgeshed_quic_verdict(void *data, void *data_end,
 						 struct edgeshed_pkt *pkt)
@@ -617,64 +666,9 @@ static __always_inline int edgeshed_quic_verdict(void *data, void *data_end,
 		return EDGESHED_VERDICT_PASS;
 	}
 	ret = parse_udp(data, data_end, l4_off, pkt->in_frame_len, pkt);
-	if (ret == EDGESHED_PARSE_UDP_LONG)
-		ret = quic_long_header(data, data_end, l4_off, pkt);
-	switch (ret) {
-	case EDGESHED_PARSE_QUIC_INITIAL:
+	if (ret == EDGESHED_PARSE_QUIC_INITIAL)
 		return edgeshed_decide_quic(pkt, data, data_end);
-	case EDGESHED_PARSE_TOO_DEEP:
-		return edgeshed_decide_too_deep(pkt);
-	case EDGESHED_PARSE_UNPARSED:
-		global_count(EDGESHED_GCTR_UNPARSED);
-		return EDGESHED_VERDICT_PASS;
-	case EDGESHED_PARSE_FRAGMENT:
-		global_count(EDGESHED_GCTR_FRAGMENT);
-		return EDGESHED_VERDICT_PASS;
-	default:
-		return EDGESHED_VERDICT_PASS;
-	}
-}
-
-/*
- * A frame whose headers go deeper than the parser walks may carry a SYN the
- * kernel would take. While its class sheds (cap reached, or its source drawn
- * by the fraction), it is dropped. Its port is unknown, so its class is its
- * source prefix's, else normal's. It takes no token: it may as well belong
- * to an established flow, and must not starve real SYNs of the rate.
- */
-static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *pkt)
-{
-	const struct edgeshed_class_policy *pol;
-	struct edgeshed_policy_set *set;
-	struct edgeshed_control *ctl;
-	struct edgeshed_config *cfg;
-	struct edgeshed_stats *s;
-	__u32 key = 0, class_id;
-
-	s = stats_get();
-	cfg = bpf_map_lookup_elem(&es_config, &key);
-	ctl = bpf_map_lookup_elem(&es_control, &key);
-	if (!s || !cfg || !ctl)
-		return EDGESHED_VERDICT_PASS;
-	if (cfg->mode != EDGESHED_MODE_ENFORCE ||
-	    heartbeat_stale(cfg, ctl, coarse_now()))
-		goto pass;
-	class_id = EDGESHED_CLASS_NORMAL;
-	if (pkt->family)
-		class_id = classify_source(cfg, pkt->family, pkt->saddr,
-					   class_id);
-	set = active_policy(ctl);
-	if (!set || class_id >= EDGESHED_NUM_CLASSES)
-		goto pass;
-	pol = &set->cls[class_id];
-	if (at_inflight_cap(class_id, pol) ||
-	    shed_by_fraction(cfg, ctl, pkt, pol->shed_frac)) {
-		s->global[EDGESHED_GCTR_SHED_TOO_DEEP]++;
-		return EDGESHED_VERDICT_DROP;
-	}
-pass:
-	s->global[EDGESHED_GCTR_TOO_DEEP]++;
-	return EDGESHED_VERDICT_PASS;
+	return undecided_verdict(ret, pkt);
 }
 
 #endif /* EDGESHED_DECIDE_BPF_H */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * edgeshed data plane: admit or shed each new TCP connection (SYN) and QUIC
- * connection (Initial) to a protected port, at XDP or TC ingress, and keep the live count of established
- * connections that the in-flight caps compare against.
+ * connection (Initial) to a protected port, at XDP or TC ingress, and keep
+ * the live count of established connections that the in-flight caps
+ * compare against.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -26,20 +27,9 @@ static __always_inline int edgeshed_verdict(int parsed, struct edgeshed_pkt *pkt
 					    void *data, void *data_end,
 					    __u32 *class_id)
 {
-	switch (parsed) {
-	case EDGESHED_PARSE_SYN:
+	if (parsed == EDGESHED_PARSE_SYN)
 		return edgeshed_decide(pkt, data, data_end, class_id);
-	case EDGESHED_PARSE_TOO_DEEP:
-		return edgeshed_decide_too_deep(pkt);
-	case EDGESHED_PARSE_FRAGMENT:
-		global_count(EDGESHED_GCTR_FRAGMENT);
-		return EDGESHED_VERDICT_PASS;
-	case EDGESHED_PARSE_UNPARSED:
-		global_count(EDGESHED_GCTR_UNPARSED);
-		return EDGESHED_VERDICT_PASS;
-	default:
-		return EDGESHED_VERDICT_PASS;
-	}
+	return undecided_verdict(parsed, pkt);
 }
 
 static __always_inline void count_rst(__u32 class_id, int sent)
@@ -56,8 +46,9 @@ static __always_inline void count_rst(__u32 class_id, int sent)
 }
 
 /*
- * The second stage of a UDP datagram, in global functions: the verifier checks each once, with pkt's offsets unknown, and
- * not again for every path through the parser that leads to it.
+ * The second stage of a UDP datagram, in global functions: the verifier
+ * checks each once, with pkt's offsets unknown, and not again for every
+ * path through the parser that leads to it.
  */
 __noinline int edgeshed_quic_xdp(struct xdp_md *ctx, struct edgeshed_pkt *pkt)
 {
@@ -84,8 +75,8 @@ __noinline int edgeshed_quic_tc(struct __sk_buff *skb, struct edgeshed_pkt *pkt)
 		want = skb_len;
 	data_end = (void *)(long)skb->data_end;
 	data = (void *)(long)skb->data;
-	if (want <= EDGESHED_MAX_UDP_OFF + QUIC_LONG_HEADER_MAX &&
-	    data + want > data_end) {
+	/* Past the bound, edgeshed_quic_verdict() reads nothing. */
+	if (pkt->l4_off <= EDGESHED_MAX_UDP_OFF && data + want > data_end) {
 		bpf_skb_pull_data(skb, want);
 		data_end = (void *)(long)skb->data_end;
 		data = (void *)(long)skb->data;

@@ -70,12 +70,10 @@ enum edgeshed_parse_result {
 	 * and saddr are filled in when the IP header was reached, else 0. */
 	EDGESHED_PARSE_TOO_DEEP,
 	EDGESHED_PARSE_OTHER,	 /* anything else that is not malformed */
-	EDGESHED_PARSE_FRAGMENT, /* IP fragment without a SYN we can see */
+	EDGESHED_PARSE_FRAGMENT, /* IP fragment without a new connection we see */
 	EDGESHED_PARSE_UNPARSED, /* truncated or malformed */
-	/* parse_udp(): a datagram with a long header, maybe QUIC's: ports,
-	 * payload_len (the datagram's) and in_frame_len filled in. */
-	EDGESHED_PARSE_UDP_LONG,
-	/* quic_long_header(): the datagram is a QUIC Initial. */
+	/* parse_udp(): the datagram is a QUIC Initial; ports and payload_len
+	 * (the datagram's) filled in. */
 	EDGESHED_PARSE_QUIC_INITIAL,
 };
 
@@ -90,7 +88,7 @@ struct edgeshed_pkt {
 	__u8 family;	   /* AF_INET or AF_INET6 */
 	__u8 tcp_flags;
 	__u8 src_mac_group; /* the sender's MAC is a group address */
-	__u8 first_fragment; /* the SYN is in an IP datagram's first fragment */
+	__u8 first_fragment; /* in an IP datagram's first fragment */
 	__u8 dst_mac[EDGESHED_MAC_LEN];
 	__u8 at_tc;	     /* TC decides by tc_to_host, XDP by dst_mac */
 	__u8 tc_to_host;     /* skb->pkt_type is PACKET_HOST */
@@ -166,21 +164,38 @@ static __always_inline int parse_datagram_tcp(void *data, void *data_end,
 	return ret;
 }
 
-/* Another protocol than TCP: in a first fragment, counted as a fragment. */
-static __always_inline int not_tcp(const struct edgeshed_pkt *pkt)
+/* Neither TCP nor a QUIC Initial: in a first fragment, counted as a
+ * fragment. */
+static __always_inline int not_ours(const struct edgeshed_pkt *pkt)
 {
 	return pkt->first_fragment ? EDGESHED_PARSE_FRAGMENT :
 				     EDGESHED_PARSE_OTHER;
 }
 
+/* The QUIC version's Initial type, or -1 for a version we do not know. */
+static __always_inline int quic_initial_type(__be32 version)
+{
+	switch (bpf_ntohl(version)) {
+	case QUIC_VERSION_1:
+		return QUIC_V1_TYPE_INITIAL;
+	case QUIC_VERSION_2:
+		return QUIC_V2_TYPE_INITIAL;
+	default:
+		return -1;
+	}
+}
+
 /*
- * A UDP datagram, first stage: one that may open a QUIC connection, which
- * starts with a long header (RFC 8999). Short headers, which every packet of
- * an open QUIC connection has, leave here at the first byte. The rest of the
- * header is read by quic_long_header(), in a function of its own for the
- * verifier (see edgeshed.bpf.c). In a first fragment, the UDP length is the
- * whole datagram's, and a header that goes on in the next fragment is too
- * deep to see. off is bound by the caller.
+ * A UDP datagram, read on in a function of its own for the verifier (see
+ * edgeshed.bpf.c): is it a new QUIC connection? That is an Initial of a
+ * version we know (RFC 8999's long header, then RFC 9000's and 9369's type
+ * bits), with connection IDs of at most 20 bytes. Only the invariant header
+ * is read; nothing is decrypted. Short headers, which every packet of an
+ * open QUIC connection has, leave at the first byte; other versions pass,
+ * as a server answers them with Version Negotiation, no connection. In a
+ * first fragment, the UDP length is the whole datagram's, and a header that
+ * goes on in the next fragment is too deep to see. off is bound by the
+ * caller.
  */
 static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 				     __u32 l4_len, struct edgeshed_pkt *pkt)
@@ -188,8 +203,9 @@ static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 	int cut_short = pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
 					      EDGESHED_PARSE_UNPARSED;
 	struct udphdr *uh = data + off;
-	__u32 datagram_len, in_frame;
-	__u8 *first;
+	__u32 datagram_len, in_frame, need, dcid_len;
+	__u8 *q, *scid_len;
+	int initial_type;
 
 	barrier_var(uh);
 	if (l4_len < sizeof(*uh))
@@ -204,23 +220,44 @@ static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 	datagram_len -= sizeof(*uh);
 	in_frame = pkt->first_fragment ? l4_len - sizeof(*uh) : datagram_len;
 	if (datagram_len < QUIC_LONG_FIXED_LEN)
-		return not_tcp(pkt); /* no long header fits */
+		return not_ours(pkt); /* no long header fits */
 	if (in_frame < QUIC_LONG_FIXED_LEN)
 		return cut_short;
-	first = (__u8 *)(uh + 1);
-	if ((void *)(first + QUIC_LONG_FIXED_LEN) > data_end)
+	q = (__u8 *)(uh + 1);
+	if ((void *)(q + QUIC_LONG_FIXED_LEN) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
-	if (!(*first & QUIC_LONG_HEADER))
-		return not_tcp(pkt);
-	pkt->l4_off = off;
+	if (!(q[0] & QUIC_LONG_HEADER))
+		return not_ours(pkt);
+	initial_type = quic_initial_type(*(__be32 *)(q + 1));
+	if (initial_type < 0 ||
+	    ((q[0] >> QUIC_LONG_TYPE_SHIFT) & QUIC_LONG_TYPE_MASK) != initial_type)
+		return not_ours(pkt);
+	dcid_len = q[5];
+	if (dcid_len > QUIC_MAX_CID_LEN)
+		return EDGESHED_PARSE_UNPARSED;
+	need = QUIC_LONG_FIXED_LEN + dcid_len + 1; /* the SCID's length too */
+	if (need > datagram_len)
+		return EDGESHED_PARSE_UNPARSED;
+	if (need > in_frame)
+		return cut_short;
+	scid_len = q + QUIC_LONG_FIXED_LEN + dcid_len;
+	if ((void *)(scid_len + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	if (*scid_len > QUIC_MAX_CID_LEN || need + *scid_len > datagram_len)
+		return EDGESHED_PARSE_UNPARSED;
 	pkt->payload_len = datagram_len;
-	pkt->in_frame_len = in_frame;
 	pkt->sport = bpf_ntohs(uh->source);
 	pkt->dport = bpf_ntohs(uh->dest);
-	return EDGESHED_PARSE_UDP_LONG;
+	return EDGESHED_PARSE_QUIC_INITIAL;
 }
 
-/* A UDP datagram, read on by the second stage, parse_udp(). */
+/* The furthest UDP header parse_udp() reads: past it, unparsed. It bounds
+ * the offset for the verifier; no real header chain comes close. */
+#define EDGESHED_MAX_UDP_OFF 4096
+/* The long header up to the SCID's length, at most. */
+#define QUIC_LONG_HEADER_MAX (QUIC_LONG_FIXED_LEN + QUIC_MAX_CID_LEN + 1)
+
+/* A UDP datagram, read on by parse_udp(). */
 static __always_inline int udp_found(__u32 off, __u32 l4_len,
 				     struct edgeshed_pkt *pkt)
 {
@@ -240,7 +277,7 @@ static __always_inline int parse_transport(void *data, void *data_end,
 		return parse_datagram_tcp(data, data_end, off, l4_len, pkt);
 	if (protocol == IPPROTO_UDP)
 		return udp_found(off, l4_len, pkt);
-	return not_tcp(pkt);
+	return not_ours(pkt);
 }
 
 /* A new connection, or a datagram that may be one: its addresses are
@@ -318,7 +355,8 @@ static __always_inline int parse_ipv4(void *data, void *data_end,
 	if (!new_connection(ret))
 		return ret;
 	pkt->l3_off = off;
-	pkt->daddr[0] = iph->daddr;
+	if (ret == EDGESHED_PARSE_SYN) /* only a RST's source needs it */
+		pkt->daddr[0] = iph->daddr;
 	return ret;
 }
 
@@ -376,7 +414,7 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 			ext_off += sizeof(*frag);
 			break;
 		default:
-			return not_tcp(pkt);
+			return not_ours(pkt);
 		}
 		if (ext_off > payload_len)
 			return EDGESHED_PARSE_UNPARSED;
@@ -393,12 +431,11 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 		ret = EDGESHED_PARSE_TOO_DEEP; /* chain longer than we walk */
 		goto addresses;
 	default:
-		return not_tcp(pkt);
+		return not_ours(pkt);
 	}
 transport:
-	ret = parse_transport(data, data_end, nexthdr,
-			      off + sizeof(*ip6h) + ext_off,
-			      payload_len - ext_off, pkt);
+	ret = parse_datagram_tcp(data, data_end, off + sizeof(*ip6h) + ext_off,
+				 payload_len - ext_off, pkt);
 	if (!may_be_new_connection(ret))
 		return ret;
 	goto addresses;
@@ -410,10 +447,10 @@ udp:
 addresses:
 	pkt->family = AF_INET6;
 	__builtin_memcpy(pkt->saddr, &ip6h->saddr, sizeof(pkt->saddr));
-	if (new_connection(ret)) {
+	if (new_connection(ret))
 		pkt->l3_off = off;
+	if (ret == EDGESHED_PARSE_SYN)
 		__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
-	}
 	return ret;
 }
 
@@ -466,9 +503,9 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 }
 
 /*
- * The kernel drops a SYN whose IPv4 header checksum is wrong, so it is no
- * connection to shed or answer. Only a SYN about to be shed pays for the
- * sum: one admitted reaches the kernel's own check anyway.
+ * The kernel drops a datagram whose IPv4 header checksum is wrong, so a SYN
+ * or Initial in it is no connection to shed or answer. Only one about to be
+ * shed pays for the sum: one admitted reaches the kernel's own check anyway.
  */
 static __always_inline int ipv4_header_intact(const struct edgeshed_pkt *pkt,
 					      void *data, void *data_end)
@@ -484,61 +521,6 @@ static __always_inline int ipv4_header_intact(const struct edgeshed_pkt *pkt,
 	if ((void *)(iph + 1) > data_end)
 		return 0;
 	return ipv4_checksum_ok(iph, iph->ihl * 4, data_end);
-}
-
-/* The QUIC version's Initial type, or -1 for a version we do not know. */
-static __always_inline int quic_initial_type(__be32 version)
-{
-	switch (bpf_ntohl(version)) {
-	case QUIC_VERSION_1:
-		return QUIC_V1_TYPE_INITIAL;
-	case QUIC_VERSION_2:
-		return QUIC_V2_TYPE_INITIAL;
-	default:
-		return -1;
-	}
-}
-
-/*
- * A UDP datagram's long header, second stage (parse_udp() found it): a new
- * QUIC connection is an Initial of a version we know, with connection IDs of
- * at most 20 bytes. Only the invariant header is read; nothing is
- * decrypted. Other versions pass: a server answers them with Version
- * Negotiation, no connection. pkt comes from parse_udp(), its l4_off bound
- * by the caller; returns EDGESHED_PARSE_QUIC_INITIAL or another result.
- */
-static __always_inline int quic_long_header(void *data, void *data_end,
-					    __u32 l4_off,
-					    const struct edgeshed_pkt *pkt)
-{
-	int cut_short = pkt->first_fragment ? EDGESHED_PARSE_TOO_DEEP :
-					      EDGESHED_PARSE_UNPARSED;
-	__u8 *q = data + l4_off + sizeof(struct udphdr);
-	__u32 need, dcid_len;
-	__u8 *scid_len;
-	int initial_type;
-
-	if ((void *)(q + QUIC_LONG_FIXED_LEN) > data_end)
-		return EDGESHED_PARSE_UNPARSED;
-	initial_type = quic_initial_type(*(__be32 *)(q + 1));
-	if (initial_type < 0 ||
-	    ((q[0] >> QUIC_LONG_TYPE_SHIFT) & QUIC_LONG_TYPE_MASK) != initial_type)
-		return not_tcp(pkt);
-	dcid_len = q[5];
-	if (dcid_len > QUIC_MAX_CID_LEN)
-		return EDGESHED_PARSE_UNPARSED;
-	need = QUIC_LONG_FIXED_LEN + dcid_len + 1; /* the SCID's length too */
-	if (need > pkt->payload_len)
-		return EDGESHED_PARSE_UNPARSED;
-	if (need > pkt->in_frame_len)
-		return cut_short;
-	scid_len = q + QUIC_LONG_FIXED_LEN + dcid_len;
-	if ((void *)(scid_len + 1) > data_end)
-		return EDGESHED_PARSE_UNPARSED;
-	if (*scid_len > QUIC_MAX_CID_LEN ||
-	    need + *scid_len > pkt->payload_len)
-		return EDGESHED_PARSE_UNPARSED;
-	return EDGESHED_PARSE_QUIC_INITIAL;
 }
 
 #endif /* EDGESHED_PARSE_BPF_H */

@@ -62,7 +62,7 @@ enum edgeshed_draw {
 	/* Hash of the source address and a rotating salt: a client is
 	 * consistently admitted or shed within one salt period. */
 	EDGESHED_DRAW_SOURCE_HASH = 0,
-	EDGESHED_DRAW_RANDOM = 1, /* independent per SYN */
+	EDGESHED_DRAW_RANDOM = 1, /* independent per SYN or Initial */
 	EDGESHED_NUM_DRAWS = 2,
 };
 
@@ -111,15 +111,17 @@ enum edgeshed_global_counter {
 	/* Shed SYN not addressed to this host (XDP: another destination MAC;
 	 * TC: not PACKET_HOST): dropped, never answered. */
 	EDGESHED_GCTR_RST_NOT_TO_HOST,
-	/* Shed SYN in a first IP fragment: dropped, never answered, so the
-	 * datagram can never be reassembled into a connection. */
+	/* Shed SYN or QUIC Initial in a first IP fragment: dropped, never
+	 * answered, so the datagram can never be reassembled into a
+	 * connection. */
 	EDGESHED_GCTR_SHED_FRAGMENT,
 	/* Headers deeper than the parser walks (VLAN tags, IPv6 extension
 	 * headers, a first fragment's TCP header cut short): passed, or
 	 * dropped (the next counter) while their class sheds. */
 	EDGESHED_GCTR_TOO_DEEP,
 	EDGESHED_GCTR_SHED_TOO_DEEP,
-	/* SYN with a bad IPv4 header checksum: passed, the kernel drops it. */
+	/* SYN or QUIC Initial to be shed with a bad IPv4 header checksum:
+	 * passed, the kernel drops it. */
 	EDGESHED_GCTR_BAD_CHECKSUM,
 	/* Shed SYN whose RST would exceed the reflection limit of its
 	 * sender's prefix: dropped instead (also counted as rst_capped). */

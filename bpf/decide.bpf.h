@@ -573,7 +573,8 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 	port = bpf_map_lookup_elem(&es_ports, &key);
 	if (!port || !(port->protocols & EDGESHED_PORT_QUIC))
 		return EDGESHED_VERDICT_PASS;
-	if (admission_settings(&a))
+	/* Mode off and a silent controller pass even an undersized one. */
+	if (admission_settings(&a) || admission_policy(&a, pkt, port->class_id))
 		return EDGESHED_VERDICT_PASS;
 	if (pkt->payload_len < QUIC_MIN_INITIAL_DATAGRAM) {
 		a.s->global[EDGESHED_GCTR_QUIC_UNDERSIZED]++;
@@ -581,8 +582,6 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 			       EDGESHED_VERDICT_DROP :
 			       EDGESHED_VERDICT_PASS;
 	}
-	if (admission_policy(&a, pkt, port->class_id))
-		return EDGESHED_VERDICT_PASS;
 
 	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, pkt, a.now, 0);
 	if (!admission_shed(&a, pkt, reason, data, data_end))

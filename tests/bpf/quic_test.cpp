@@ -12,6 +12,7 @@ namespace {
 
 constexpr uint16_t kQ = 0x8100;
 constexpr uint16_t kClientPort = 50000;
+constexpr uint64_t kSecond = 1'000'000'000;
 
 Bytes initial_v4(const QuicLongSpec& q = {}, uint16_t dport = kNormalPort) {
   return PacketBuilder()
@@ -135,6 +136,28 @@ TEST_P(QuicTest, UndersizedInitialIsDroppedInEnforceModeOnly) {
   cfg.mode = EDGESHED_MODE_OBSERVE;
   dp_.set_config(cfg);
   expect_untouched(initial_v4({.size = 1199}), "observe mode", EDGESHED_GCTR_QUIC_UNDERSIZED);
+}
+
+// Fail open: a silent controller or mode off pass every Initial, even one
+// the server will discard.
+TEST_P(QuicTest, UndersizedInitialPassesWhileTheDataPlaneFailsOpen) {
+  edgeshed_config cfg = dp_.config();
+  cfg.heartbeat_timeout_ns = kSecond;
+  dp_.set_config(cfg);
+  dp_.set_heartbeat(monotonic_ns() - 5 * kSecond);
+  auto before = dp_.stats();
+  EXPECT_EQ(dp_.run(GetParam(), initial_v4({.size = 1199})).verdict, Verdict::kPass);
+  auto after = dp_.stats();
+  EXPECT_EQ(quic_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_FAIL_OPEN), 1u);
+  EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_QUIC_UNDERSIZED), 0u);
+
+  cfg.mode = EDGESHED_MODE_OFF;
+  dp_.set_config(cfg);
+  before = dp_.stats();
+  EXPECT_EQ(dp_.run(GetParam(), initial_v4({.size = 1199})).verdict, Verdict::kPass);
+  after = dp_.stats();
+  EXPECT_EQ(quic_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_PASS_MODE_OFF), 1u);
+  EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_QUIC_UNDERSIZED), 0u);
 }
 
 TEST_P(QuicTest, ConnectionIdsOver20BytesAreUnparsed) {

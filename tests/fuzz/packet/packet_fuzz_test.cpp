@@ -77,9 +77,9 @@ std::string counter_name(size_t i) {
                                          "would_shed_rate", "fail_open",      "pass_mode_off",
                                          "rst_sent",        "rst_capped"};
   static constexpr const char* kGlobal[] = {
-      "unparsed",        "fragment",      "unprotected", "no_policy",     "rst_failed",
-      "events_lost",     "rst_not_unicast", "rst_not_to_host", "shed_fragment", "too_deep", "shed_too_deep",
-      "bad_checksum",    "rst_reflect_limited", "quic_undersized"};
+      "unparsed",      "fragment",        "unprotected",         "no_policy",      "rst_failed",
+      "events_lost",   "rst_not_unicast", "rst_not_to_host",     "shed_fragment",  "too_deep",
+      "shed_too_deep", "bad_checksum",    "rst_reflect_limited", "quic_undersized"};
   // A counter added to abi.h must be named here before this builds.
   static_assert(std::size(kCtr) == kClassCounters);
   static_assert(std::size(kGlobal) == EDGESHED_NUM_GLOBAL_COUNTERS);
@@ -408,11 +408,6 @@ class PacketFuzz {
   Expected expect_quic(const FrameVerdict& v, bool shed_by_hash) const {
     Expected x;
     if (!quic_protected_port(v.dport)) return x;
-    if (v.payload_len < kQuicMinInitial) {
-      x.delta[global_index(EDGESHED_GCTR_QUIC_UNDERSIZED)] = 1;
-      if (phase_.mode == EDGESHED_MODE_ENFORCE) x.verdict = Verdict::kDrop;
-      return x;
-    }
     const uint32_t c = class_of(v);
     if (phase_.mode == EDGESHED_MODE_OFF) {
       x.delta[quic_index(c, EDGESHED_CTR_PASS_MODE_OFF)] = 1;
@@ -420,6 +415,11 @@ class PacketFuzz {
     }
     if (phase_.stale_heartbeat) {
       x.delta[quic_index(c, EDGESHED_CTR_FAIL_OPEN)] = 1;
+      return x;
+    }
+    if (v.payload_len < kQuicMinInitial) {
+      x.delta[global_index(EDGESHED_GCTR_QUIC_UNDERSIZED)] = 1;
+      if (phase_.mode == EDGESHED_MODE_ENFORCE) x.verdict = Verdict::kDrop;
       return x;
     }
     if (!(c == EDGESHED_CLASS_NORMAL && shed_by_hash)) {
@@ -446,7 +446,8 @@ class PacketFuzz {
     Expected x;
     const uint32_t c = class_of(v);
     const bool enforcing = phase_.mode == EDGESHED_MODE_ENFORCE && !phase_.stale_heartbeat;
-    const bool sheds = c == EDGESHED_CLASS_BACKGROUND || (c == EDGESHED_CLASS_NORMAL && shed_by_hash);
+    const bool sheds =
+        c == EDGESHED_CLASS_BACKGROUND || (c == EDGESHED_CLASS_NORMAL && shed_by_hash);
     if (enforcing && sheds) {
       x.delta[global_index(EDGESHED_GCTR_SHED_TOO_DEEP)] = 1;
       x.verdict = Verdict::kDrop;
@@ -479,9 +480,9 @@ class PacketFuzz {
               d[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] != 0);
       // The family is part of the key: a frame too deep for an IP header
       // draws on an all-zero source of no family.
-      const std::string key = std::to_string(v.family) + ":" +
-                              std::string(reinterpret_cast<const char*>(v.src.data()),
-                                          v.family == AF_INET ? 4 : 16);
+      const std::string key =
+          std::to_string(v.family) + ":" +
+          std::string(reinterpret_cast<const char*>(v.src.data()), v.family == AF_INET ? 4 : 16);
       auto [it, fresh] = draw_by_source_.emplace(key, shed);
       if (!fresh && it->second != shed && phase_.mode != EDGESHED_MODE_OFF &&
           !phase_.stale_heartbeat) {

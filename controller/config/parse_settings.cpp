@@ -22,12 +22,11 @@ constexpr int32_t kMaxNice = 19;
 // listen = "ADDRESS:PORT" (IPv6 in brackets) or "off"; an address literal,
 // never a name. `example_port` is shown in the error. The key is spelled out
 // in the reader calls for ExampleDocumentsEveryKeyTheCodeReads to find.
-void parse_listen(TableReader& reader, std::string_view example_port, bool& enabled,
-                  std::string& address, uint16_t& port) {
+void parse_listen(TableReader& reader, std::string_view example_port, ListenConfig& config) {
   std::string listen;
   if (!reader.string("listen", listen)) return;
   if (listen == "off") {
-    enabled = false;
+    config.enabled = false;
     return;
   }
   auto colon = listen.rfind(':');
@@ -48,9 +47,9 @@ void parse_listen(TableReader& reader, std::string_view example_port, bool& enab
                                  p + R"("), port 1..65535, or "off")");
     return;
   }
-  enabled = true;
-  address = host;
-  port = static_cast<uint16_t>(number);
+  config.enabled = true;
+  config.address = host;
+  config.port = static_cast<uint16_t>(number);
 }
 
 }  // namespace
@@ -93,14 +92,14 @@ void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
 }
 
 void parse_metrics(TableReader& reader, MetricsConfig& metrics) {
-  parse_listen(reader, "9477", metrics.enabled, metrics.address, metrics.port);
+  parse_listen(reader, "9477", metrics.listen);
   // From elevated up: a service that is never ready is no rule.
   reader.choice("not_ready_from", metrics.not_ready_from, names::kLevels, 1);
   reader.reject_unknown_keys();
 }
 
 void parse_agent(TableReader& reader, AgentConfig& agent) {
-  parse_listen(reader, "9478", agent.enabled, agent.address, agent.port);
+  parse_listen(reader, "9478", agent.listen);
   reader.boolean("send_maxconn", agent.reply.send_maxconn);
   if (const toml::table* table = reader.table("weights")) {
     TableReader weights(reader.errors(), *table, reader.path_of("weights"));

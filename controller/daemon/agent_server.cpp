@@ -61,17 +61,15 @@ AgentServer::~AgentServer() {
   if (thread_.joinable()) thread_.join();
 }
 
-void AgentServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot,
-                          const config::AgentReplyConfig& config) {
+void AgentServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot) {
   std::lock_guard lock(mu_);
   snapshot_ = std::move(snapshot);
-  config_ = config;
 }
 
 std::optional<std::string> AgentServer::reply() const {
   std::lock_guard lock(mu_);
   if (!snapshot_) return std::nullopt;
-  return agent_reply(*snapshot_, config_);
+  return agent_reply(*snapshot_, snapshot_->agent_reply);
 }
 
 bool AgentServer::pause() const {

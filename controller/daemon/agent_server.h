@@ -14,7 +14,6 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "config/config.h"
 #include "daemon/metrics.h"
 #include "signals/net_io.h"
 
@@ -37,8 +36,7 @@ class AgentServer {
   AgentServer& operator=(const AgentServer&) = delete;
 
   uint16_t port() const { return port_; }
-  void publish(std::shared_ptr<const MetricsSnapshot> snapshot,
-               const config::AgentReplyConfig& config);
+  void publish(std::shared_ptr<const MetricsSnapshot> snapshot);
 
  private:
   void serve();
@@ -53,7 +51,6 @@ class AgentServer {
   signals::Canceller stop_;
   mutable std::mutex mu_;
   std::shared_ptr<const MetricsSnapshot> snapshot_;
-  config::AgentReplyConfig config_;
   std::thread thread_;
 };
 

@@ -104,8 +104,10 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
   m->reloads_ok = reloads_ok_;
   m->reloads_failed = reloads_failed_;
   m->ticks = tick_seconds_;
-  if (agent_) agent_->publish(m, config_.agent.reply);
-  if (metrics_) metrics_->publish(std::move(m), config_.metrics.not_ready_from);
+  m->not_ready_from = config_.metrics.not_ready_from;
+  m->agent_reply = config_.agent.reply;
+  if (agent_) agent_->publish(m);
+  if (metrics_) metrics_->publish(std::move(m));
 }
 
 void Publisher::withdraw() {

@@ -5,9 +5,9 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 
 #include "daemon/agent_reply.h"
+#include "dataplane/errno_message.h"
 
 namespace edgeshed::daemon {
 namespace {
@@ -20,8 +20,6 @@ constexpr std::size_t kMaxDrainBytes = 4096;
 constexpr int kBacklog = 64;
 // After a poll or an accept that failed for want of fds or memory.
 constexpr int kRetryMs = 100;
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 }  // namespace
 

@@ -19,6 +19,8 @@
 
 namespace edgeshed::daemon {
 
+class LogLimiter;
+
 class AgentServer {
   // Only start() makes one: the serving thread holds `this`.
   struct Key {
@@ -42,7 +44,9 @@ class AgentServer {
   void serve();
   // Waits a little; false when stopped meanwhile.
   bool pause() const;
-  void answer(int fd) const;
+  bool stopping() const;
+  // Failures go to `errors`, the serving thread's.
+  void answer(int fd, LogLimiter& errors) const;
   // None before the first tick.
   std::optional<std::string> reply() const;
 

@@ -93,6 +93,23 @@ std::string describe_policy(const Json& k) {
   return out;
 }
 
+// " normal: admitted 9 shed 2 would-shed 0;" for each of TCP's or QUIC's
+// classes; QUIC's cap counters stay 0, no cap applying to it.
+std::string class_totals(const Json& classes) {
+  std::string out;
+  for (const auto& [name, k] : classes.items()) {
+    const Json& c = k["counters"];
+    const uint64_t shed = c["shed_cap"].get<uint64_t>() + c["shed_fraction"].get<uint64_t>() +
+                          c["shed_rate"].get<uint64_t>();
+    const uint64_t would_shed = c["would_shed_cap"].get<uint64_t>() +
+                                c["would_shed_fraction"].get<uint64_t>() +
+                                c["would_shed_rate"].get<uint64_t>();
+    out += fmt::format(" {}: admitted {} shed {} would-shed {};", name, num(c["admitted"]), shed,
+                       would_shed);
+  }
+  return out;
+}
+
 // The state file's numbers, as num() shows their JSON.
 std::string num(const std::optional<double>& v, int precision = 3) {
   return v ? fmt::format("{:.{}g}", *v, precision) : "-";
@@ -404,7 +421,7 @@ std::vector<std::string> status_lines(const Json& status) {
     std::string ports;
     for (const auto& p : j["ports"]) {
       std::string protocols;
-      for (const auto& proto : p.value("protocols", Json::array())) {
+      for (const auto& proto : p["protocols"]) {
         protocols += (protocols.empty() ? "" : "+") + proto.get<std::string>();
       }
       ports += fmt::format(" {}:{}", num(p["port"]), num(p["class"]));
@@ -428,28 +445,10 @@ std::vector<std::string> status_lines(const Json& status) {
           rates ? rate(r["would_shed"]) : "-", num(c["fail_open"]),
           num(c["rst_sent"]) + "/" + num(c["rst_capped"])));
     }
-    std::string totals;
-    for (const auto& [name, k] : j["classes"].items()) {
-      const Json& c = k["counters"];
-      totals += fmt::format(" {}: admitted {} shed {} would-shed {};", name, num(c["admitted"]),
-                            c["shed_cap"].get<uint64_t>() + c["shed_fraction"].get<uint64_t>() +
-                                c["shed_rate"].get<uint64_t>(),
-                            c["would_shed_cap"].get<uint64_t>() +
-                                c["would_shed_fraction"].get<uint64_t>() +
-                                c["would_shed_rate"].get<uint64_t>());
-    }
-    out.push_back("  totals:" + totals);
+    out.push_back("  totals:" + class_totals(j["classes"]));
     if (j.contains("quic") && j["quic"].value("protected", false)) {
-      std::string quic;
-      for (const auto& [name, k] : j["quic"]["classes"].items()) {
-        const Json& c = k["counters"];
-        quic += fmt::format(" {}: admitted {} shed {} would-shed {};", name, num(c["admitted"]),
-                            c["shed_fraction"].get<uint64_t>() + c["shed_rate"].get<uint64_t>(),
-                            c["would_shed_fraction"].get<uint64_t>() +
-                                c["would_shed_rate"].get<uint64_t>());
-      }
       out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
-                    quic);
+                    class_totals(j["quic"]["classes"]));
     }
     std::string packets;
     for (const auto& [counter, v] : j["counters"].items()) packets += " " + counter + "=" + num(v);

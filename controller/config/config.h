@@ -83,12 +83,18 @@ struct DaemonConfig {
   std::string run_dir = "/run/edgeshed";
 };
 
+// Where a listener of the daemon listens: `listen` in [metrics] and [agent].
+struct ListenConfig {
+  bool enabled = false;
+  std::string address;
+  uint16_t port = 0;
+  bool operator==(const ListenConfig&) const = default;
+};
+
 // The Prometheus endpoint (/metrics), the level endpoint (/level) and the
 // readiness endpoint (/ready).
 struct MetricsConfig {
-  bool enabled = true;
-  std::string address = "127.0.0.1";  // loopback: not exposed unless asked
-  uint16_t port = 9477;
+  ListenConfig listen = {true, "127.0.0.1", 9477};  // loopback: not exposed unless asked
   // GET /ready answers 503 from this level up (and before the first tick).
   law::Level not_ready_from = law::Level::kCritical;
 };
@@ -105,9 +111,7 @@ struct AgentReplyConfig {
 
 // The HAProxy agent-check responder, off unless a listen address is given.
 struct AgentConfig {
-  bool enabled = false;
-  std::string address;
-  uint16_t port = 0;
+  ListenConfig listen;
   AgentReplyConfig reply;
 };
 

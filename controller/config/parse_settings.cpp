@@ -19,14 +19,14 @@ namespace {
 constexpr int32_t kMinNice = -20;  // setpriority(2)'s range
 constexpr int32_t kMaxNice = 19;
 
-// `key` = "ADDRESS:PORT" (IPv6 in brackets) or "off"; an address literal,
-// never a name. `example_port` is shown in the error.
-void parse_listen(TableReader& reader, std::string_view key, std::string_view example_port,
-                  bool& enabled, std::string& address, uint16_t& port) {
+// listen = "ADDRESS:PORT" (IPv6 in brackets) or "off"; an address literal,
+// never a name. `example_port` is shown in the error. The key is spelled out
+// in the reader calls for ExampleDocumentsEveryKeyTheCodeReads to find.
+void parse_listen(TableReader& reader, std::string_view example_port, ListenConfig& config) {
   std::string listen;
-  if (!reader.string(key, listen)) return;
+  if (!reader.string("listen", listen)) return;
   if (listen == "off") {
-    enabled = false;
+    config.enabled = false;
     return;
   }
   auto colon = listen.rfind(':');
@@ -43,13 +43,13 @@ void parse_listen(TableReader& reader, std::string_view key, std::string_view ex
   auto literal = parse_ip_prefix(host + (host.find(':') != std::string::npos ? "/128" : "/32"));
   if (!port_ok || number == 0 || number > 65535 || !literal) {
     const std::string p(example_port);
-    reader.invalid(key, R"(must be "ADDRESS:PORT" (e.g. "127.0.0.1:)" + p + R"(", "[::1]:)" + p +
-                            R"("), port 1..65535, or "off")");
+    reader.invalid("listen", R"(must be "ADDRESS:PORT" (e.g. "127.0.0.1:)" + p + R"(", "[::1]:)" +
+                                 p + R"("), port 1..65535, or "off")");
     return;
   }
-  enabled = true;
-  address = host;
-  port = static_cast<uint16_t>(number);
+  config.enabled = true;
+  config.address = host;
+  config.port = static_cast<uint16_t>(number);
 }
 
 }  // namespace
@@ -92,14 +92,14 @@ void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
 }
 
 void parse_metrics(TableReader& reader, MetricsConfig& metrics) {
-  parse_listen(reader, "listen", "9477", metrics.enabled, metrics.address, metrics.port);
+  parse_listen(reader, "9477", metrics.listen);
   // From elevated up: a service that is never ready is no rule.
   reader.choice("not_ready_from", metrics.not_ready_from, names::kLevels, 1);
   reader.reject_unknown_keys();
 }
 
 void parse_agent(TableReader& reader, AgentConfig& agent) {
-  parse_listen(reader, "listen", "9478", agent.enabled, agent.address, agent.port);
+  parse_listen(reader, "9478", agent.listen);
   reader.boolean("send_maxconn", agent.reply.send_maxconn);
   if (const toml::table* table = reader.table("weights")) {
     TableReader weights(reader.errors(), *table, reader.path_of("weights"));

@@ -5,9 +5,11 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 
 #include "daemon/agent_reply.h"
+#include "daemon/log_limiter.h"
+#include "daemon/steady_clock.h"
+#include "dataplane/errno_message.h"
 
 namespace edgeshed::daemon {
 namespace {
@@ -20,8 +22,13 @@ constexpr std::size_t kMaxDrainBytes = 4096;
 constexpr int kBacklog = 64;
 // After a poll or an accept that failed for want of fds or memory.
 constexpr int kRetryMs = 100;
+// A failure that repeats (fds exhausted, peers that stall) is logged once
+// per interval.
+constexpr auto kLogInterval = std::chrono::seconds(10);
 
-std::string errno_text(int err) { return std::strerror(err); }
+void log_error(LogLimiter& errors, const char* key, const std::string& message) {
+  errors.error(key, "HAProxy agent: " + message, SteadyClock().now());
+}
 
 }  // namespace
 
@@ -61,17 +68,15 @@ AgentServer::~AgentServer() {
   if (thread_.joinable()) thread_.join();
 }
 
-void AgentServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot,
-                          const config::AgentReplyConfig& config) {
+void AgentServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot) {
   std::lock_guard lock(mu_);
   snapshot_ = std::move(snapshot);
-  config_ = config;
 }
 
 std::optional<std::string> AgentServer::reply() const {
   std::lock_guard lock(mu_);
   if (!snapshot_) return std::nullopt;
-  return agent_reply(*snapshot_, config_);
+  return agent_reply(*snapshot_, snapshot_->agent_reply);
 }
 
 bool AgentServer::pause() const {
@@ -79,32 +84,50 @@ bool AgentServer::pause() const {
   return ::poll(&stop, 1, kRetryMs) <= 0;
 }
 
+bool AgentServer::stopping() const {
+  pollfd stop = {stop_.fd(), POLLIN, 0};
+  return ::poll(&stop, 1, 0) > 0;
+}
+
 void AgentServer::serve() {
+  // This thread's own: a LogLimiter is not thread-safe.
+  LogLimiter errors(kLogInterval);
   for (;;) {
     pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_.fd(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
-      if (errno != EINTR && !pause()) return;
+      const int err = errno;
+      if (err == EINTR) continue;
+      log_error(errors, "poll", "poll: " + errno_text(err));
+      if (!pause()) return;
       continue;
     }
     if (fds[1].revents != 0) return;
     if ((fds[0].revents & POLLIN) == 0) {
+      log_error(errors, "poll",
+                "poll: an error on the listener (revents " + std::to_string(fds[0].revents) + ")");
       if (!pause()) return;  // an error on the listener: never seen, but no spinning on it
       continue;
     }
     Fd conn(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    const int err = errno;
     if (conn.valid()) {
-      answer(conn.get());
-    } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      answer(conn.get(), errors);
+    } else if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+      log_error(errors, "accept", "accept: " + errno_text(err) + " (connections wait)");
       // The connection stays queued: wait rather than spin on it.
       if (!pause()) return;
     }  // else the peer gave up already (ECONNABORTED): the next one
   }
 }
 
-void AgentServer::answer(int fd) const {
+void AgentServer::answer(int fd, LogLimiter& errors) const {
   const auto limits = signals::IoLimits::from_now(kConnectionTimeout, stop_.fd());
   if (auto line = reply()) {
-    if (!signals::send_all(fd, *line, limits, "the agent-check peer")) return;
+    if (auto s = signals::send_all(fd, *line, limits, "the agent-check peer"); !s) {
+      // A stop cancels the send: no failure of the peer's.
+      if (!stopping()) log_error(errors, "send", s.error().message);
+      return;
+    }
   }
   // Our FIN, then the peer's: closing with unread bytes (an agent-send
   // string) would reset the connection, and the reset can overtake the line.

@@ -14,11 +14,12 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "config/config.h"
 #include "daemon/metrics.h"
 #include "signals/net_io.h"
 
 namespace edgeshed::daemon {
+
+class LogLimiter;
 
 class AgentServer {
   // Only start() makes one: the serving thread holds `this`.
@@ -37,14 +38,15 @@ class AgentServer {
   AgentServer& operator=(const AgentServer&) = delete;
 
   uint16_t port() const { return port_; }
-  void publish(std::shared_ptr<const MetricsSnapshot> snapshot,
-               const config::AgentReplyConfig& config);
+  void publish(std::shared_ptr<const MetricsSnapshot> snapshot);
 
  private:
   void serve();
   // Waits a little; false when stopped meanwhile.
   bool pause() const;
-  void answer(int fd) const;
+  bool stopping() const;
+  // Failures go to `errors`, the serving thread's.
+  void answer(int fd, LogLimiter& errors) const;
   // None before the first tick.
   std::optional<std::string> reply() const;
 
@@ -53,7 +55,6 @@ class AgentServer {
   signals::Canceller stop_;
   mutable std::mutex mu_;
   std::shared_ptr<const MetricsSnapshot> snapshot_;
-  config::AgentReplyConfig config_;
   std::thread thread_;
 };
 

@@ -115,7 +115,8 @@ std::string render_metrics(const MetricsSnapshot& s) {
       for (auto c : law::kAllClasses) {
         for (const auto& d : kDecisions) {
           // No in-flight cap applies to QUIC: the kernel counts no live QUIC connections.
-          if (proto == EDGESHED_PROTO_QUIC && d.reason == names::kReasons[EDGESHED_REASON_CAP])
+          if (proto == EDGESHED_PROTO_QUIC &&
+              (d.index == EDGESHED_CTR_SHED_CAP || d.index == EDGESHED_CTR_WOULD_SHED_CAP))
             continue;
           w.sample("edgeshed_decisions_total")
               .labels({{"iface", i.iface},

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "edgeshed/abi.h"
 #include "law/control_law.h"
 
@@ -61,6 +62,10 @@ struct MetricsSnapshot {
   uint64_t reloads_ok = 0;
   uint64_t reloads_failed = 0;
   TickHistogram ticks;
+  // How the listeners answer, from the running config: a reload takes
+  // effect with the next tick's snapshot.
+  law::Level not_ready_from = law::Level::kCritical;  // GET /ready's 503 from here up
+  config::AgentReplyConfig agent_reply;
 };
 
 std::string render_metrics(const MetricsSnapshot& s);

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include "daemon/readiness.h"
+
 namespace edgeshed::daemon {
 namespace {
 
@@ -52,7 +54,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
     res.set_content(std::string(law::to_string(snap->level)) + "\n", "text/plain");
   });
   srv.Get("/ready", [self](const httplib::Request&, httplib::Response& res) {
-    ReadyAnswer answer = self->ready();
+    auto snap = self->snapshot();
+    // Before the first tick there is no threshold, and none is needed.
+    ReadyAnswer answer =
+        ready_answer(snap.get(), snap ? snap->not_ready_from : law::Level::kCritical);
     res.status = answer.status;
     res.set_content(answer.body, "text/plain");
   });
@@ -71,21 +76,14 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
   return m;
 }
 
-void MetricsServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot,
-                            law::Level not_ready_from) {
+void MetricsServer::publish(std::shared_ptr<const MetricsSnapshot> snapshot) {
   std::lock_guard lock(mu_);
   snapshot_ = std::move(snapshot);
-  not_ready_from_ = not_ready_from;
 }
 
 std::shared_ptr<const MetricsSnapshot> MetricsServer::snapshot() const {
   std::lock_guard lock(mu_);
   return snapshot_;
-}
-
-ReadyAnswer MetricsServer::ready() const {
-  std::lock_guard lock(mu_);
-  return ready_answer(snapshot_.get(), not_ready_from_);
 }
 
 }  // namespace edgeshed::daemon

@@ -11,7 +11,6 @@
 
 #include "common/result.h"
 #include "daemon/metrics.h"
-#include "daemon/readiness.h"
 
 namespace httplib {
 class Server;
@@ -27,20 +26,16 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // not_ready_from: the level from which GET /ready answers 503.
-  void publish(std::shared_ptr<const MetricsSnapshot> snapshot, law::Level not_ready_from);
+  void publish(std::shared_ptr<const MetricsSnapshot> snapshot);
 
  private:
   MetricsServer();
   std::shared_ptr<const MetricsSnapshot> snapshot() const;
-  // GET /ready's answer, from one publish's snapshot and threshold.
-  ReadyAnswer ready() const;
 
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   mutable std::mutex mu_;
   std::shared_ptr<const MetricsSnapshot> snapshot_;
-  law::Level not_ready_from_ = law::Level::kCritical;
 };
 
 }  // namespace edgeshed::daemon

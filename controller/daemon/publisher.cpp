@@ -21,16 +21,16 @@ std::string Publisher::run_path(const char* name) const {
 }
 
 Status Publisher::serve_metrics() {
-  if (!config_.metrics.enabled) return {};
-  auto m = MetricsServer::start(config_.metrics.address, config_.metrics.port);
+  if (!config_.metrics.listen.enabled) return {};
+  auto m = MetricsServer::start(config_.metrics.listen.address, config_.metrics.listen.port);
   if (!m) return m.error();
   metrics_ = std::move(*m);
   return {};
 }
 
 Status Publisher::serve_agent() {
-  if (!config_.agent.enabled) return {};
-  auto a = AgentServer::start(config_.agent.address, config_.agent.port);
+  if (!config_.agent.listen.enabled) return {};
+  auto a = AgentServer::start(config_.agent.listen.address, config_.agent.listen.port);
   if (!a) return a.error();
   agent_ = std::move(*a);
   return {};
@@ -38,12 +38,13 @@ Status Publisher::serve_agent() {
 
 void Publisher::publish(const TickOutcome& o) {
   if (o.decision.level_changed) ++level_changes_;
-  auto state = make_state({o.decision, o.signals, o.now, o.level_since, o.interfaces, config_path_,
-                           config_.daemon.tick, o.latency, changes_.changes().describe(o.wall_now),
-                           config_.metrics.enabled
-                               ? std::optional<std::string>(config_.metrics.address + ":" +
-                                                            std::to_string(config_.metrics.port))
-                               : std::nullopt});
+  const config::ListenConfig& metrics = config_.metrics.listen;
+  auto state = make_state(
+      {o.decision, o.signals, o.now, o.level_since, o.interfaces, config_path_, config_.daemon.tick,
+       o.latency, changes_.changes().describe(o.wall_now),
+       metrics.enabled
+           ? std::optional<std::string>(metrics.address + ":" + std::to_string(metrics.port))
+           : std::nullopt});
   if (state_refresh_.due(state, o.now, config_.daemon.tick)) {
     if (auto s = ipc::write_state_file(state, run_path(ipc::kStateFileName)); !s) {
       errors_.error("state", s.error().message, o.now);
@@ -103,8 +104,10 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
   m->reloads_ok = reloads_ok_;
   m->reloads_failed = reloads_failed_;
   m->ticks = tick_seconds_;
-  if (agent_) agent_->publish(m, config_.agent.reply);
-  if (metrics_) metrics_->publish(std::move(m), config_.metrics.not_ready_from);
+  m->not_ready_from = config_.metrics.not_ready_from;
+  m->agent_reply = config_.agent.reply;
+  if (agent_) agent_->publish(m);
+  if (metrics_) metrics_->publish(std::move(m));
 }
 
 void Publisher::withdraw() {

@@ -5,24 +5,17 @@ namespace edgeshed::daemon {
 ReloadPlan plan_reload(config::Config next, const config::Config& running) {
   ReloadPlan plan;
   if (next.daemon.run_dir != running.daemon.run_dir ||
-      next.metrics.enabled != running.metrics.enabled ||
-      next.metrics.address != running.metrics.address ||
-      next.metrics.port != running.metrics.port) {
+      next.metrics.listen != running.metrics.listen) {
     plan.deferred.emplace_back(
         "daemon.run_dir and [metrics] listen changes take effect at the next restart");
     next.daemon.run_dir = running.daemon.run_dir;
-    next.metrics.enabled = running.metrics.enabled;
-    next.metrics.address = running.metrics.address;
-    next.metrics.port = running.metrics.port;
+    next.metrics.listen = running.metrics.listen;
   }
   // What the listeners answer (metrics.not_ready_from, agent.weights, ...)
   // changes now; where they listen waits.
-  if (next.agent.enabled != running.agent.enabled || next.agent.address != running.agent.address ||
-      next.agent.port != running.agent.port) {
+  if (next.agent.listen != running.agent.listen) {
     plan.deferred.emplace_back("[agent] listen changes take effect at the next restart");
-    next.agent.enabled = running.agent.enabled;
-    next.agent.address = running.agent.address;
-    next.agent.port = running.agent.port;
+    next.agent.listen = running.agent.listen;
   }
   bool same_interfaces = next.interfaces.size() == running.interfaces.size();
   for (size_t i = 0; same_interfaces && i < next.interfaces.size(); ++i) {

@@ -26,13 +26,17 @@ ipc::State settled(const ipc::State& state) {
 }  // namespace
 
 bool StateRefresh::due(const ipc::State& state, std::chrono::nanoseconds now,
-                       std::chrono::nanoseconds tick) const {
+                       std::chrono::nanoseconds tick) {
   const auto refresh = std::max<std::chrono::nanoseconds>(tick, kStateRefresh);
-  return !written_ || now - written_at_ >= refresh || settled(state) != *written_;
+  due_ = settled(state);
+  const bool due = !written_ || now - written_at_ >= refresh || *due_ != *written_;
+  if (!due) due_.reset();
+  return due;
 }
 
 void StateRefresh::written(const ipc::State& state, std::chrono::nanoseconds now) {
-  written_ = settled(state);
+  written_ = due_ ? std::move(*due_) : settled(state);
+  due_.reset();
   written_at_ = now;
 }
 

@@ -20,13 +20,16 @@ class StateRefresh {
  public:
   // Whether this state must be written now, given the daemon's tick (a
   // slower tick than kStateRefresh writes every tick).
-  bool due(const ipc::State& state, std::chrono::nanoseconds now,
-           std::chrono::nanoseconds tick) const;
-  // After a successful write: a failed one stays due.
+  bool due(const ipc::State& state, std::chrono::nanoseconds now, std::chrono::nanoseconds tick);
+  // After a successful write: a failed one stays due. `state` is the one
+  // due() last found due, whose settled copy it keeps; without such a due()
+  // it is settled here.
   void written(const ipc::State& state, std::chrono::nanoseconds now);
 
  private:
   std::optional<ipc::State> written_;  // settled: without its moving parts
+  // What due() settled, for written(): a writing tick copies the state once.
+  std::optional<ipc::State> due_;
   std::chrono::nanoseconds written_at_{0};
 };
 

@@ -196,8 +196,10 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
     if (same == ports.end()) {
       ports.push_back(p);
     } else if (same->class_id != p.class_id) {
+      const bool listed_twice = (same->protocols & p.protocols) != 0;  // for one protocol
       return make_error("port " + std::to_string(p.port) +
-                        ": its protocols must share one class");
+                        (listed_twice ? ": listed twice with different classes"
+                                      : ": its protocols must share one class"));
     } else {
       same->protocols |= p.protocols;
     }

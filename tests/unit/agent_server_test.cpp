@@ -62,12 +62,12 @@ TEST(AgentServer, AnswersTheLastPublishedSnapshotThenCloses) {
     ASSERT_TRUE(c.valid());
     EXPECT_EQ(read_to_close(c.get()), "") << "before the first tick: nothing to say";
   }
-  server->publish(snapshot_at(law::Level::kNormal, law::kUnlimited), {});
+  server->publish(snapshot_at(law::Level::kNormal, law::kUnlimited));
   {
     Fd c = testing::connect_loopback(AF_INET, server->port());
     EXPECT_EQ(read_to_close(c.get()), "100% ready maxconn:0\n");
   }
-  server->publish(snapshot_at(law::Level::kHigh, 12), {});
+  server->publish(snapshot_at(law::Level::kHigh, 12));
   {
     Fd c = testing::connect_loopback(AF_INET, server->port());
     EXPECT_EQ(read_to_close(c.get()), "25% ready maxconn:12\n");
@@ -75,7 +75,9 @@ TEST(AgentServer, AnswersTheLastPublishedSnapshotThenCloses) {
   config::AgentReplyConfig reloaded;
   reloaded.weight_percent = {100, 100, 50, 0};
   reloaded.send_maxconn = false;
-  server->publish(snapshot_at(law::Level::kHigh, 12), reloaded);
+  auto after_reload = std::make_shared<MetricsSnapshot>(*snapshot_at(law::Level::kHigh, 12));
+  after_reload->agent_reply = reloaded;
+  server->publish(after_reload);
   {
     Fd c = testing::connect_loopback(AF_INET, server->port());
     EXPECT_EQ(read_to_close(c.get()), "50% ready\n");
@@ -85,7 +87,7 @@ TEST(AgentServer, AnswersTheLastPublishedSnapshotThenCloses) {
 TEST(AgentServer, APeerThatWritesFirstStillGetsTheLine) {
   auto server = start_on_loopback();
   ASSERT_TRUE(server);
-  server->publish(snapshot_at(law::Level::kCritical, law::kUnlimited), {});
+  server->publish(snapshot_at(law::Level::kCritical, law::kUnlimited));
   Fd c = testing::connect_loopback(AF_INET, server->port());
   const std::string hello = "backend-a\n";  // what HAProxy's agent-send would write
   ASSERT_EQ(::send(c.get(), hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
@@ -95,7 +97,7 @@ TEST(AgentServer, APeerThatWritesFirstStillGetsTheLine) {
 TEST(AgentServer, AStalledPeerDoesNotHoldTheNextOne) {
   auto server = start_on_loopback();
   ASSERT_TRUE(server);
-  server->publish(snapshot_at(law::Level::kNormal, law::kUnlimited), {});
+  server->publish(snapshot_at(law::Level::kNormal, law::kUnlimited));
   // Connects and never reads, writes or closes.
   Fd stalled = testing::connect_loopback(AF_INET, server->port());
   ASSERT_TRUE(stalled.valid());
@@ -109,7 +111,7 @@ TEST(AgentServer, AStalledPeerDoesNotHoldTheNextOne) {
 TEST(AgentServer, IPv6) {
   auto server = AgentServer::start("::1", 0);
   ASSERT_TRUE(server) << server.error().message;
-  (*server)->publish(snapshot_at(law::Level::kElevated, law::kUnlimited), {});
+  (*server)->publish(snapshot_at(law::Level::kElevated, law::kUnlimited));
   Fd c = testing::connect_loopback(AF_INET6, (*server)->port());
   ASSERT_TRUE(c.valid());
   EXPECT_EQ(read_to_close(c.get()), "60% ready maxconn:0\n");

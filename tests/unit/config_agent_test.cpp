@@ -29,7 +29,7 @@ std::string error_of(std::string_view text) {
 TEST(ConfigAgentTest, OffByDefaultWithFallingWeights) {
   Result<Config> config = parse("");
   ASSERT_TRUE(config) << config.error().message;
-  EXPECT_FALSE(config->agent.enabled);
+  EXPECT_FALSE(config->agent.listen.enabled);
   EXPECT_EQ(config->agent.reply.weight_percent, (std::array<uint32_t, 4>{100, 60, 25, 0}));
   EXPECT_TRUE(config->agent.reply.send_maxconn);
   EXPECT_EQ(config->metrics.not_ready_from, law::Level::kCritical);
@@ -45,9 +45,9 @@ weights = { normal = 100, elevated = 80, high = 40, critical = 0 }
 send_maxconn = false
 )");
   ASSERT_TRUE(config) << config.error().message;
-  EXPECT_TRUE(config->agent.enabled);
-  EXPECT_EQ(config->agent.address, "192.0.2.10");
-  EXPECT_EQ(config->agent.port, 9478);
+  EXPECT_TRUE(config->agent.listen.enabled);
+  EXPECT_EQ(config->agent.listen.address, "192.0.2.10");
+  EXPECT_EQ(config->agent.listen.port, 9478);
   EXPECT_EQ(config->agent.reply.weight_percent, (std::array<uint32_t, 4>{100, 80, 40, 0}));
   EXPECT_FALSE(config->agent.reply.send_maxconn);
   EXPECT_EQ(config->metrics.not_ready_from, law::Level::kHigh);
@@ -56,12 +56,12 @@ send_maxconn = false
 TEST(ConfigAgentTest, ListenTakesIpv6AndOff) {
   Result<Config> v6 = parse("[agent]\nlisten = \"[2001:db8::10]:9478\"\n");
   ASSERT_TRUE(v6) << v6.error().message;
-  EXPECT_TRUE(v6->agent.enabled);
-  EXPECT_EQ(v6->agent.address, "2001:db8::10");
-  EXPECT_EQ(v6->agent.port, 9478);
+  EXPECT_TRUE(v6->agent.listen.enabled);
+  EXPECT_EQ(v6->agent.listen.address, "2001:db8::10");
+  EXPECT_EQ(v6->agent.listen.port, 9478);
   Result<Config> off = parse("[agent]\nlisten = \"off\"\n");
   ASSERT_TRUE(off) << off.error().message;
-  EXPECT_FALSE(off->agent.enabled);
+  EXPECT_FALSE(off->agent.listen.enabled);
 }
 
 TEST(ConfigAgentTest, WeightsAsASubTableKeepTheDefaultsOfLevelsLeftOut) {
@@ -124,7 +124,7 @@ TEST(ConfigAgentTest, ExampleFileKeepsTheAgentOffWithTheDefaults) {
   Result<Config> config = load_config(example.string());
   ASSERT_TRUE(config) << config.error().message;
   const AgentConfig defaults;
-  EXPECT_FALSE(config->agent.enabled);
+  EXPECT_FALSE(config->agent.listen.enabled);
   EXPECT_EQ(config->agent.reply.weight_percent, defaults.reply.weight_percent);
   EXPECT_EQ(config->agent.reply.send_maxconn, defaults.reply.send_maxconn);
   EXPECT_EQ(config->metrics.not_ready_from, MetricsConfig{}.not_ready_from);

@@ -98,9 +98,9 @@ TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
   EXPECT_EQ(example.dataplane.hash_prefix_v4, defaults.dataplane.hash_prefix_v4);
   EXPECT_EQ(example.dataplane.hash_prefix_v6, defaults.dataplane.hash_prefix_v6);
   EXPECT_EQ(example.daemon.run_dir, defaults.daemon.run_dir);
-  EXPECT_EQ(example.metrics.address, defaults.metrics.address);
-  EXPECT_EQ(example.metrics.port, defaults.metrics.port);
-  EXPECT_TRUE(example.metrics.enabled);
+  EXPECT_EQ(example.metrics.listen.address, defaults.metrics.listen.address);
+  EXPECT_EQ(example.metrics.listen.port, defaults.metrics.listen.port);
+  EXPECT_TRUE(example.metrics.listen.enabled);
   EXPECT_EQ(example.levels.high.enter, defaults.levels.high.enter);
   EXPECT_EQ(example.levels.critical.exit, defaults.levels.critical.exit);
   EXPECT_EQ(example.levels.exit_after, defaults.levels.exit_after);
@@ -969,11 +969,11 @@ TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
 TEST(ConfigTest, MetricsListenAddress) {
   auto v6 = parse_config("[metrics]\nlisten = \"[::1]:9100\"\n", "m.toml");
   ASSERT_TRUE(v6) << v6.error().message;
-  EXPECT_EQ(v6->metrics.address, "::1");
-  EXPECT_EQ(v6->metrics.port, 9100);
+  EXPECT_EQ(v6->metrics.listen.address, "::1");
+  EXPECT_EQ(v6->metrics.listen.port, 9100);
   auto off = parse_config("[metrics]\nlisten = \"off\"\n", "m.toml");
   ASSERT_TRUE(off);
-  EXPECT_FALSE(off->metrics.enabled);
+  EXPECT_FALSE(off->metrics.listen.enabled);
   for (const char* bad : {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:9477",
                           "127.0.0.1:94x7", ":9477"}) {
     auto r = parse_config(std::string("[metrics]\nlisten = \"") + bad + "\"\n", "m.toml");

@@ -379,9 +379,9 @@ TEST(Reload, ListenersKeepTheirAddressesButTheirAnswersChangeNow) {
             (std::vector<std::string>{
                 "daemon.run_dir and [metrics] listen changes take effect at the next restart",
                 "[agent] listen changes take effect at the next restart"}));
-  EXPECT_EQ(plan.config.metrics.port, 9477);
-  EXPECT_EQ(plan.config.agent.port, 9478);
-  EXPECT_TRUE(plan.config.agent.enabled);
+  EXPECT_EQ(plan.config.metrics.listen.port, 9477);
+  EXPECT_EQ(plan.config.agent.listen.port, 9478);
+  EXPECT_TRUE(plan.config.agent.listen.enabled);
   EXPECT_EQ(plan.config.metrics.not_ready_from, law::Level::kHigh);
   EXPECT_EQ(plan.config.agent.reply.weight_percent[law::index_of(law::Level::kHigh)], 10u);
   EXPECT_FALSE(plan.config.agent.reply.send_maxconn);
@@ -389,7 +389,8 @@ TEST(Reload, ListenersKeepTheirAddressesButTheirAnswersChangeNow) {
   config::Config off = parse("[agent]\nlisten = \"off\"\n");
   EXPECT_EQ(plan_reload(off, running).deferred,
             std::vector<std::string>{"[agent] listen changes take effect at the next restart"});
-  EXPECT_TRUE(plan_reload(off, running).config.agent.enabled) << "still listening until restart";
+  EXPECT_TRUE(plan_reload(off, running).config.agent.listen.enabled)
+      << "still listening until restart";
 }
 
 }  // namespace

@@ -43,6 +43,18 @@ TEST(StateRefresh, WhatMovesEveryTickWaitsForTheRefresh) {
   EXPECT_TRUE(r.due(later, kStateRefresh, kTick));
 }
 
+TEST(StateRefresh, WrittenKeepsWhatDueSettled) {
+  StateRefresh r;
+  ASSERT_TRUE(r.due(running(), milliseconds(0), kTick));
+  r.written(running(), milliseconds(0));
+  ipc::State later = running();
+  later.monotonic_ms = 900;
+  later.signals.front().value = 0.9;
+  EXPECT_FALSE(r.due(later, milliseconds(900), kTick));
+  later.level = "high";
+  EXPECT_TRUE(r.due(later, milliseconds(900), kTick));
+}
+
 TEST(StateRefresh, ADecisionChangeIsWrittenTheSameTick) {
   StateRefresh r;
   r.written(running(), milliseconds(0));

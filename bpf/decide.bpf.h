@@ -184,17 +184,14 @@ static __always_inline int gcra_take(__u64 *next, __u64 interval,
 
 /* A token of the class's rate limit. */
 static __always_inline int take_token(__u32 class_id,
-				      const struct edgeshed_class_policy *pol,
+				      const struct edgeshed_rate *rate,
 				      __u64 now)
 {
 	__u64 *next = bpf_map_lookup_elem(&es_buckets, &class_id);
-	__u64 interval;
 
 	if (!next)
 		return 1;
-	interval = NSEC_PER_SEC / pol->tokens_per_sec;
-	return gcra_take(next, interval,
-			 interval * ((pol->burst ? pol->burst : 1) - 1), now);
+	return gcra_take(next, rate->interval_ns, rate->tolerance_ns, now);
 }
 
 /* The class has as many established connections as its cap allows. */
@@ -224,6 +221,7 @@ static __always_inline int shed_reason(__u32 class_id,
 				       const struct edgeshed_config *cfg,
 				       const struct edgeshed_control *ctl,
 				       const struct edgeshed_class_policy *pol,
+				       const struct edgeshed_rate *rate,
 				       const struct edgeshed_pkt *pkt, __u64 now,
 				       int with_cap)
 {
@@ -231,7 +229,7 @@ static __always_inline int shed_reason(__u32 class_id,
 		return EDGESHED_REASON_CAP;
 	if (shed_by_fraction(cfg, ctl, pkt, pol->shed_frac))
 		return EDGESHED_REASON_FRAC;
-	if (pol->tokens_per_sec && !take_token(class_id, pol, now))
+	if (pol->tokens_per_sec && !take_token(class_id, rate, now))
 		return EDGESHED_REASON_RATE;
 	return EDGESHED_REASON_NONE;
 }
@@ -408,6 +406,7 @@ struct admission {
 	struct edgeshed_config *cfg;
 	struct edgeshed_control *ctl;
 	const struct edgeshed_class_policy *pol;
+	const struct edgeshed_rate *rate;
 	__u64 now;
 	__u32 proto; /* enum edgeshed_protocol */
 	__u32 class_id;
@@ -458,6 +457,7 @@ static __always_inline int admission_policy(struct admission *a,
 		return -1;
 	}
 	a->pol = &set->cls[a->class_id];
+	a->rate = &set->rate[a->class_id];
 	return 0;
 }
 
@@ -515,7 +515,8 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		return EDGESHED_VERDICT_PASS;
 	*class_out = a.class_id;
 
-	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, pkt, a.now, 1);
+	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, a.rate, pkt,
+			     a.now, 1);
 	if (!admission_shed(&a, pkt, reason, data, data_end))
 		return EDGESHED_VERDICT_PASS;
 	/* A RST would answer one fragment of a datagram the kernel may still
@@ -583,7 +584,8 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 			       EDGESHED_VERDICT_PASS;
 	}
 
-	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, pkt, a.now, 0);
+	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, a.rate, pkt,
+			     a.now, 0);
 	if (!admission_shed(&a, pkt, reason, data, data_end))
 		return EDGESHED_VERDICT_PASS;
 	if (pkt->first_fragment)

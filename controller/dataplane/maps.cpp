@@ -21,6 +21,15 @@ namespace edgeshed {
 namespace {
 
 constexpr uint32_t kZero = 0;
+constexpr uint64_t kNsPerSec = 1'000'000'000;
+
+// The GCRA's interval and tolerance of a class's rate, as the data plane
+// computed them per SYN before: truncated, and a burst of 0 taken as 1.
+edgeshed_rate derive_rate(const edgeshed_class_policy& pol) {
+  if (pol.tokens_per_sec == 0) return {};
+  const uint64_t interval = kNsPerSec / pol.tokens_per_sec;
+  return {interval, interval * (std::max<uint64_t>(pol.burst, 1) - 1)};
+}
 
 Result<Fd> dup_map_fd(const bpf_map* map) {
   int fd = fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 0);
@@ -167,7 +176,9 @@ Status Maps::publish(const edgeshed_policy_set& set, uint64_t heartbeat_ns, uint
   auto ctl = read_control();
   if (!ctl) return ctl.error();
   uint32_t next = (ctl->active_slot + 1) % EDGESHED_POLICY_SLOTS;
-  if (auto s = update(policy_, &next, &set, "policy map"); !s) return s;
+  edgeshed_policy_set out = set;
+  for (size_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) out.rate[c] = derive_rate(set.cls[c]);
+  if (auto s = update(policy_, &next, &out, "policy map"); !s) return s;
   edgeshed_control fresh{};
   fresh.heartbeat_ns = heartbeat_ns;
   fresh.active_slot = next;

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 8
+#define EDGESHED_ABI_VERSION 9
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -243,13 +243,23 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_policy) == 16,
  */
 #define EDGESHED_POLICY_SLOTS 2
 
+/* A class's rate as its GCRA reads it: 1e9 / tokens_per_sec, and that
+ * times (burst - 1). Derived by the publisher (Maps::publish), so that no
+ * SYN pays for a division. */
+struct edgeshed_rate {
+	__u64 interval_ns;
+	__u64 tolerance_ns;
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rate) == 16, "rate ABI");
+
 struct edgeshed_policy_set {
 	struct edgeshed_class_policy cls[EDGESHED_NUM_CLASSES];
 	__u32 level;	 /* pressure level that produced it, for status */
 	__u32 _pad;
 	__u64 generation; /* tick counter of the controller */
+	struct edgeshed_rate rate[EDGESHED_NUM_CLASSES]; /* of cls[] */
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_policy_set) == 64, "policy set ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_policy_set) == 112, "policy set ABI");
 
 /* Written by the controller every tick. */
 struct edgeshed_control {

@@ -16,7 +16,7 @@ CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 endif
 
 .PHONY: all deps configure install test test-build test-unit demo bench bench-tools bench-dataplane \
-	bench-synflood bench-refusal bench-overload bench-controller bench-servers bench-report clean format \
+	bench-synflood bench-refusal bench-saturation bench-overload bench-controller bench-servers bench-report clean format \
 	fuzz soak lint
 
 all: configure
@@ -70,10 +70,10 @@ demo: deps configure
 	bash scripts/demo.sh
 
 # Benchmarks: each prints its tables (absolute figures and ratios) and writes
-# them with its plots under $(BENCH_OUT)/NAME/. `make bench` runs all five and
+# them with its plots under $(BENCH_OUT)/NAME/. `make bench` runs all six and
 # then writes BENCHMARKS.md and docs/bench/*.png from the results.
 BENCH_OUT ?= $(BUILD)/bench
-BENCH_TOOLS = edgeshed tcp_tool refserver loadgen synflood bench_dataplane baseline_skel
+BENCH_TOOLS = edgeshed tcp_tool refserver loadgen synflood bench_dataplane baseline_skel rst_sink_skel
 B = $(abspath $(BUILD))
 BENCH_ENV = EDGESHED=$(B)/edgeshed TCP_TOOL=$(B)/tcp_tool REFSERVER=$(B)/refserver LOADGEN=$(B)/loadgen \
 	SYNFLOOD=$(B)/synflood BPF_OUT=$(B)/bpf BENCH_DATAPLANE=$(B)/bench_dataplane BENCH_OUT=$(abspath $(BENCH_OUT))
@@ -92,8 +92,8 @@ bench:
 		tee -a $(BENCH_OUT)/run.log
 	$(MAKE) --no-print-directory bench-tools
 	@echo "make bench: built $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a $(BENCH_OUT)/run.log
-	$(MAKE) --no-print-directory bench-dataplane bench-synflood bench-refusal bench-overload \
-		bench-controller BENCH_SKIP_TOOLS=1 2>&1 | tee -a $(BENCH_OUT)/run.log; \
+	$(MAKE) --no-print-directory bench-dataplane bench-synflood bench-refusal bench-saturation \
+		bench-overload bench-controller BENCH_SKIP_TOOLS=1 2>&1 | tee -a $(BENCH_OUT)/run.log; \
 		test $${PIPESTATUS[0]} -eq 0
 	@echo "make bench: finished $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a $(BENCH_OUT)/run.log
 	$(MAKE) --no-print-directory bench-report
@@ -113,6 +113,9 @@ bench-synflood: $(BENCH_DEP)
 
 bench-refusal: $(BENCH_DEP)
 	$(BENCH_ENV) bash tests/bench/bench_refusal.sh
+
+bench-saturation: $(BENCH_DEP)
+	$(BENCH_ENV) bash tests/bench/bench_saturation.sh
 
 bench-overload: $(BENCH_DEP)
 	$(BENCH_ENV) bash tests/bench/bench_overload.sh

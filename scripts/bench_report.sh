@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${BENCH_OUT:-$root/build/bench}
 doc=$root/BENCHMARKS.md
-names=(dataplane synflood refusal overload controller)
+names=(dataplane synflood refusal saturation overload controller)
 
 for n in "${names[@]}"; do
 	[ -s "$out/$n/table.txt" ] || { echo "bench_report: no $out/$n/table.txt: run make bench first" >&2; exit 1; }
@@ -42,9 +42,10 @@ hold better than the absolute numbers, and re-run on your own machine.
 ## Reproduce
 
 \`\`\`sh
-sudo make bench            # all five, then this file and docs/bench/*.png
+sudo make bench            # all six, then this file and docs/bench/*.png
 sudo make bench-synflood   # or one of them: bench-dataplane, bench-synflood,
-                           # bench-refusal, bench-overload, bench-controller
+                           # bench-refusal, bench-saturation, bench-overload,
+                           # bench-controller
 sudo make bench-report     # this file again, from build/bench/ of the last run
 \`\`\`
 
@@ -52,8 +53,9 @@ Each target installs its dependencies (\`scripts/deps.sh\`), builds only the
 tools it needs, and writes its table and plot to \`build/bench/NAME/\`.
 Variables: \`REPEAT\` (runs per setup, default 3); SYN flood
 \`FRAME_COUNT\` (3000000) and \`SYN_COUNT\` (400000); refusal \`OVER_RATE\`
-(2500), \`LOAD_S\` (2) and \`FULL_S\` (3); overload \`ONSET_S\` (1) and \`OVER_S\` (3);
-controller \`SECONDS_TO_RUN\` (15). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`,
+(2500), \`LOAD_S\` (2) and \`FULL_S\` (3); saturation \`SATURATION_RATES\`
+(5000 20000), \`LG_MAX_RATE\` (60000), \`SAT_COUNT\` (1500000); overload \`ONSET_S\` (1) and \`OVER_S\` (3);
+controller \`SECONDS_TO_RUN\` (15). \`SYNFLOOD_SETUPS\`, \`REFUSAL_SETUPS\`, \`SATURATION_SETUPS\`,
 \`OVERLOAD_SETUPS\` and \`OVERLOAD_FACTORS\` pick a subset.
 
 ## This run
@@ -83,7 +85,7 @@ EOF
 
 ## How the lab measures
 
-All of 2 to 4 run in the netns lab of `tests/netns/lib.sh`: a server and a
+All of 2 to 5 run in the netns lab of `tests/netns/lib.sh`: a server and a
 client namespace joined by a veth pair, static neighbours, everything torn
 down on every exit path. Each run of each setup gets a fresh lab, so that no
 conntrack entry, SYN queue or counter of one run leaks into the next, and the
@@ -109,7 +111,7 @@ in a quiet window just before the load. The host's softirq column stays near
 zero during the floods, which shows that no receive work escapes these
 threads.
 
-**Ports.** The benchmarks that cap in-flight connections (3 and 4) serve on
+**Ports.** The benchmarks that cap in-flight connections (3 to 5) serve on
 port 18080 (`SVC_PORT`), away from the port 80 of the tests. The in-flight
 tracker counts only the connections of the attached interface's network
 namespace, so another lab on the same host cannot count against the cap.
@@ -182,7 +184,31 @@ as the rate rises and packets batch, and the same RST path costs under 1.5 us
 per SYN in the floods of benchmark 2), while nginx and HAProxy pay it on
 every packet of a whole connection and their own work on top.
 
-### 4. End-to-end overload
+### 4. Refusals per server core at saturation
+
+How many new connections a second one server core turns away, each setup
+refusing every one (10 long \`/stream\` requests hold its 10 slots, or its
+rate is 1/s): edgeshed's RST at native XDP (the client's veth runs an XDP
+program, so that XDP_TX reaches it) and at TC (in-flight cap 10); nftables
+\`reject with tcp reset\` over \`ct count over 10\` (input hook) and over
+\`limit rate over 1/second\` (prerouting, priority raw); nginx \`limit_conn\`
+and HAProxy \`maxconn\` as in 3. The server side (its veth's NAPI thread and
+the server namespace's processes) is pinned to CPU 1, the client side to
+CPU 0. Two drivers: loadgen's real connections at 5,000/s, 20,000/s and
+60,000/s offered (the client's core gives out first, near 20,000/s against
+nginx and HAProxy, past it against the kernel's refusals), and, for the
+kernel setups, SYNs from spoofed sources (\`tests/bench/synflood.cpp\`,
+AF_PACKET) at 5,000/s, 20,000/s and as fast as the server takes them, the
+RSTs counted and dropped by an XDP program on the client's veth
+(\`tests/bench/rst_sink.bpf.c\`). Refusals per core are the refusals per
+second of server-side CPU, taken at each setup's load that kept the server
+core busiest; where that is under 100%, the client was the limit. A perf
+profile of the server's NAPI thread during the flood splits each kernel
+setup's CPU per refusal into its own code and the path all of them pay on a
+veth (AF_PACKET's skb and its copy into an XDP page, IP input, the RST's way
+out), which a NIC's driver would replace.
+
+### 5. End-to-end overload
 
 The classic case: refserver with 10 workers x 20 ms (capacity 500/s), loadgen
 at 0.4x for 1 s, then 1.6x or 5x for 3 s, a new connection per request,
@@ -194,7 +220,7 @@ the per-request CSV: from the overload's onset to the first RST, and to the
 first 100 ms mark after which the admitted requests' p99 stays under 40 ms
 (2x the service time) for the rest of the overload.
 
-### 5. Controller overhead
+### 6. Controller overhead
 
 `tests/bench/bench_controller.sh`: the daemon with all eight signal kinds on
 one interface, utime+stime from `/proc/PID/stat` over 15 s of steady state,
@@ -216,17 +242,22 @@ EOF
 	table refusal
 	plot refusal "CPU per refused connection and time to refusal by setup"
 	echo
-	echo "## 4. End-to-end overload (\`make bench-overload\`)"
+	echo "## 4. Refusals per server core at saturation (\`make bench-saturation\`)"
+	echo
+	table saturation
+	plot saturation "refusals per server core at saturation by setup"
+	echo
+	echo "## 5. End-to-end overload (\`make bench-overload\`)"
 	echo
 	table overload
 	plot overload "admitted latency and shed rate over time by setup"
 	echo
-	echo "## 5. Controller overhead (\`make bench-controller\`)"
+	echo "## 6. Controller overhead (\`make bench-controller\`)"
 	echo
 	table controller
 	cat <<'EOF'
 
-## 6. Real servers (`make bench-servers`)
+## 7. Real servers (`make bench-servers`)
 
 Not part of `make bench`: the matrix of real servers (nginx, an asyncio
 server and a thread-per-connection server that accept at once, refserver),

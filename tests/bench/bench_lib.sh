@@ -140,6 +140,34 @@ ratio() {
 		else printf "%.2f\n", a / b }'
 }
 
+# --- profiles --------------------------------------------------------------
+
+# Shares of a profile's samples (weighted by period): "OWN FIRST_TOUCH".
+# Own: the filter's code, edgeshed's program (its JIT image) or nftables'
+# chain (nft_*, nf_hook*; nf_reject*, nf_send_reset* for a reject; conntrack
+# and nf_conncount for a ct count). First touch: the program's entry (its first
+# ENTRY_BYTES of machine code, which load the frame's first cache line, a
+# miss on a frame the CPU has not seen; nftables pays it in eth_type_trans),
+# counted with the shared path, not as the program's own.
+ENTRY_BYTES=128
+own_share() {
+	local starts
+	starts=$(perf report -i "$1" --header-only 2>/dev/null |
+		awk '(/bpf_prog_info/ || /sub_prog [0-9]+:/) && / bpf_prog_.*_edgeshed_/ { print $4, $6 }')
+	# Addresses by their low 32 bits: an awk number holds 53.
+	perf script -i "$1" -F period,ip,sym -G 2>/dev/null | awk -v starts="$starts" -v entry="$ENTRY_BYTES" '
+		function low32(hex) { sub(/^0x/, "", hex); return strtonum("0x" substr(hex, length(hex) - 7)) }
+		BEGIN { n = split(starts, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); at[f[1]] = low32(f[2]) } }
+		{
+			w = $1; sym = $3; total += w
+			if (sym in at) {
+				if ((low32($2) - at[sym] + 4294967296) % 4294967296 < entry) first += w; else own += w
+			}
+			else if (sym ~ /^(nft_|__nft_|nf_hook|nf_reject|nf_send_reset|_*nf_conntrack|_*nf_ct_|_*nf_conncount)/) own += w
+		}
+		END { printf "%.4f %.4f\n", (total > 0 ? own / total : 0), (total > 0 ? first / total : 0) }'
+}
+
 # --- the lab's pieces ------------------------------------------------------
 
 # start_bench_refserver ARGS...: refserver in the server namespace; waits for
@@ -175,6 +203,89 @@ edgeshed_static() {
 edgeshed_counter() {
 	"$EDGESHED" status --iface "$SRV_IF" --json 2>/dev/null |
 		jq -r --arg k "$1" '[.. | objects | select(has($k)) | .[$k] | numbers] | add // 0' 2>/dev/null || echo 0
+}
+
+# --- real servers in front of refserver on $SVC_PORT ------------------------
+#
+# nginx on port 8081 (limit_conn 10, 503 beyond) and HAProxy on 8082 (maxconn
+# 10 and a queue bounded at 10, 503 beyond), from configs written to DIR.
+# bench-refusal and bench-saturation refuse through them.
+
+start_nginx() {
+	local dir=$1
+	mkdir -p "$dir/nginx"
+	cat >"$dir/nginx/nginx.conf" <<EOF
+# The bench's nginx: limit_conn in front of refserver. Not a system service.
+user root;
+worker_processes auto;
+daemon off;
+pid $dir/nginx/nginx.pid;
+error_log $dir/nginx/error.log warn;
+events { worker_connections 8192; }
+http {
+	access_log off;
+	client_body_temp_path $dir/nginx/body;
+	proxy_temp_path $dir/nginx/proxy;
+	fastcgi_temp_path $dir/nginx/fastcgi;
+	uwsgi_temp_path $dir/nginx/uwsgi;
+	scgi_temp_path $dir/nginx/scgi;
+	limit_conn_zone \$server_name zone=svc:1m;
+	limit_conn_status 503;
+	limit_conn_log_level info;
+	server {
+		listen $SRV_V4:8081 backlog=4096;
+		server_name lab;
+		location / {
+			limit_conn svc 10;
+			proxy_pass http://127.0.0.1:$SVC_PORT;
+		}
+	}
+}
+EOF
+	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" nginx -p "$dir/nginx" -e "$dir/nginx/error.log" \
+		-c "$dir/nginx/nginx.conf" >"$dir/nginx/stdout.log" 2>&1 &
+	LAB_PIDS+=($!)
+}
+
+start_haproxy() {
+	local dir=$1
+	mkdir -p "$dir/haproxy"
+	cat >"$dir/haproxy/haproxy.cfg" <<EOF
+# The bench's HAProxy: maxconn with a bounded queue in front of refserver.
+global
+	maxconn 4096
+defaults
+	mode http
+	timeout connect 1s
+	timeout client 5s
+	timeout server 5s
+	timeout queue 1s
+frontend fe
+	bind $SRV_V4:8082
+	# The bounded queue: with 10 requests waiting for a slot, a new one gets
+	# a 503 at once. (A server's maxqueue alone would send it on to the
+	# backend's own queue, which has no bound but timeout queue.)
+	http-request return status 503 content-type text/plain string "busy" if { queue(be) ge 10 }
+	default_backend be
+backend be
+	server ref 127.0.0.1:$SVC_PORT maxconn 10
+EOF
+	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" haproxy -db -f "$dir/haproxy/haproxy.cfg" \
+		>"$dir/haproxy/stdout.log" 2>&1 &
+	LAB_PIDS+=($!)
+}
+
+# hold_slots PORT SECONDS: 10 long GET /stream from the client namespace,
+# read to /dev/null; each reader stops by itself after SECONDS.
+hold_slots() {
+	local port=$1 seconds=$2 i
+	for i in $(seq 10); do
+		nsenter --net="/run/netns/$CLI_NS" timeout "$seconds" bash -c '
+			exec 3<>"/dev/tcp/$1/$2" || exit 1
+			printf "GET /stream HTTP/1.1\r\nHost: lab\r\n\r\n" >&3
+			cat <&3 >/dev/null' hold "$SRV_V4" "$port" &
+		LAB_PIDS+=($!)
+	done
 }
 
 # --- output ----------------------------------------------------------------

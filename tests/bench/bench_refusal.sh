@@ -38,70 +38,6 @@ label() {
 }
 port_of() { case $1 in es_rst) echo "$SVC_PORT" ;; nginx) echo 8081 ;; haproxy) echo 8082 ;; esac; }
 
-start_nginx() {
-	local dir=$1
-	mkdir -p "$dir/nginx"
-	cat >"$dir/nginx/nginx.conf" <<EOF
-# The bench's nginx: limit_conn in front of refserver. Not a system service.
-user root;
-worker_processes auto;
-daemon off;
-pid $dir/nginx/nginx.pid;
-error_log $dir/nginx/error.log warn;
-events { worker_connections 8192; }
-http {
-	access_log off;
-	client_body_temp_path $dir/nginx/body;
-	proxy_temp_path $dir/nginx/proxy;
-	fastcgi_temp_path $dir/nginx/fastcgi;
-	uwsgi_temp_path $dir/nginx/uwsgi;
-	scgi_temp_path $dir/nginx/scgi;
-	limit_conn_zone \$server_name zone=svc:1m;
-	limit_conn_status 503;
-	limit_conn_log_level info;
-	server {
-		listen $SRV_V4:8081 backlog=4096;
-		server_name lab;
-		location / {
-			limit_conn svc 10;
-			proxy_pass http://127.0.0.1:$SVC_PORT;
-		}
-	}
-}
-EOF
-	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" nginx -p "$dir/nginx" -e "$dir/nginx/error.log" \
-		-c "$dir/nginx/nginx.conf" >"$dir/nginx/stdout.log" 2>&1 &
-	LAB_PIDS+=($!)
-}
-
-start_haproxy() {
-	local dir=$1
-	mkdir -p "$dir/haproxy"
-	cat >"$dir/haproxy/haproxy.cfg" <<EOF
-# The bench's HAProxy: maxconn with a bounded queue in front of refserver.
-global
-	maxconn 4096
-defaults
-	mode http
-	timeout connect 1s
-	timeout client 5s
-	timeout server 5s
-	timeout queue 1s
-frontend fe
-	bind $SRV_V4:8082
-	# The bounded queue: with 10 requests waiting for a slot, a new one gets
-	# a 503 at once. (A server's maxqueue alone would send it on to the
-	# backend's own queue, which has no bound but timeout queue.)
-	http-request return status 503 content-type text/plain string "busy" if { queue(be) ge 10 }
-	default_backend be
-backend be
-	server ref 127.0.0.1:$SVC_PORT maxconn 10
-EOF
-	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" haproxy -db -f "$dir/haproxy/haproxy.cfg" \
-		>"$dir/haproxy/stdout.log" 2>&1 &
-	LAB_PIDS+=($!)
-}
-
 # One load through the setup: "IDLE_DELTA | LOAD_DELTA" (cpu_delta lines) in
 # $base.NAME.cpu, the requests in $base.NAME.csv.
 one_load() {
@@ -117,19 +53,6 @@ one_load() {
 	m3=$(cpu_mark)
 	# The quiet rate is the mean of the seconds before and after the load.
 	echo "$(cpu_delta "$m0" "$m1") | $(cpu_delta "$m1" "$m2") | $(cpu_delta "$m2" "$m3")" >"$base.$name.cpu"
-}
-
-# hold_slots PORT SECONDS: 10 long GET /stream from the client namespace,
-# read to /dev/null; each reader stops by itself after SECONDS.
-hold_slots() {
-	local port=$1 seconds=$2 i
-	for i in $(seq 10); do
-		nsenter --net="/run/netns/$CLI_NS" timeout "$seconds" bash -c '
-			exec 3<>"/dev/tcp/$1/$2" || exit 1
-			printf "GET /stream HTTP/1.1\r\nHost: lab\r\n\r\n" >&3
-			cat <&3 >/dev/null' hold "$SRV_V4" "$port" &
-		LAB_PIDS+=($!)
-	done
 }
 
 one_run() {

@@ -226,31 +226,6 @@ for flood in "${FLOODS[@]}"; do
 done >"$out/medians"
 ref() { awk -v f="$1" -v s="$2" -v c="$3" '$1 == f && $2 == s { print $c }' "$out/medians"; }
 
-# Shares of a profile's samples (weighted by period): "OWN FIRST_TOUCH".
-# Own: the filter's code, edgeshed's program (its JIT image) or nftables'
-# chain (nft_*, nf_hook*). First touch: the program's entry (its first
-# ENTRY_BYTES of machine code, which load the frame's first cache line, a
-# miss on a frame the CPU has not seen; nftables pays it in eth_type_trans),
-# counted with the shared path, not as the program's own.
-ENTRY_BYTES=128
-own_share() {
-	local starts
-	starts=$(perf report -i "$1" --header-only 2>/dev/null |
-		awk '/bpf_prog_info/ && / bpf_prog_.*_edgeshed_/ { print $4, $6 }')
-	# Addresses by their low 32 bits: an awk number holds 53.
-	perf script -i "$1" -F period,ip,sym -G 2>/dev/null | awk -v starts="$starts" -v entry="$ENTRY_BYTES" '
-		function low32(hex) { sub(/^0x/, "", hex); return strtonum("0x" substr(hex, length(hex) - 7)) }
-		BEGIN { n = split(starts, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); at[f[1]] = low32(f[2]) } }
-		{
-			w = $1; sym = $3; total += w
-			if (sym in at) {
-				if ((low32($2) - at[sym] + 4294967296) % 4294967296 < entry) first += w; else own += w
-			}
-			else if (sym ~ /^(nft_|__nft_|nf_hook)/) own += w
-		}
-		END { printf "%.4f %.4f\n", (total > 0 ? own / total : 0), (total > 0 ? first / total : 0) }'
-}
-
 # Per setup, median over its runs: CPU per SYN, the filter's own share of
 # the NAPI thread's samples, and that share in ns per SYN.
 profile_table() {

@@ -1,7 +1,7 @@
 // synflood: the SYN flood generator of the benchmarks, an AF_PACKET sender.
 //
 //   synflood --iface IF --dst-mac MAC --dst ADDR --port PORT --count N
-//            [--src-net A.B.C.0] [--batch 64] [--timeout-s 60]
+//            [--src-net A.B.C.0] [--batch 64] [--rate PPS] [--timeout-s 60]
 //
 // Sends N TCP SYNs (IPv4, Linux's SYN options) out of IF, as fast as the
 // receiver takes them, from random sources in the /24 --src-net (spoofed),
@@ -9,7 +9,8 @@
 // PACKET_QDISC_BYPASS, batches of sendmmsg. When the receiving side is full
 // (a veth whose peer runs NAPI pushes back with EAGAIN/ENOBUFS), it waits a
 // little and sends the same packets again: nothing is lost on the way, so the
-// time it takes is the receiver's rate, not the sender's.
+// time it takes is the receiver's rate, not the sender's. --rate paces the
+// batches to PPS SYNs a second (0: as fast as the receiver takes them).
 //
 // --frames sends the flood as XDP frames instead, without an skb: the kernel
 // runs synflood_xdp.bpf.c in BPF_PROG_TEST_RUN's live-frames mode, and each
@@ -105,12 +106,20 @@ void randomize(Bytes& f, Rng& rng) {
   set16(&f[kTcp + 16], edgeshed::testing::tcp_checksum_v4(src, dst, seg));
 }
 
+// Sleeps until `sent` SYNs are due at `rate` a second from t0; rate 0: no pacing.
+void pace(Clock::time_point t0, uint64_t sent, double rate) {
+  if (rate <= 0) return;
+  std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(sent / rate)));
+}
+
 struct SkelDeleter {
   void operator()(synflood_xdp_bpf* s) const { synflood_xdp_bpf__destroy(s); }
 };
 
 // The flood as XDP frames; returns the exit code.
-int send_frames(const Bytes& tmpl, int ifindex, uint64_t count, unsigned batch, double timeout_s) {
+int send_frames(const Bytes& tmpl, int ifindex, uint64_t count, unsigned batch, double rate,
+                double timeout_s) {
   std::unique_ptr<synflood_xdp_bpf, SkelDeleter> skel(synflood_xdp_bpf__open());
   if (!skel) {
     std::perror("synflood: open the XDP program");
@@ -130,8 +139,9 @@ int send_frames(const Bytes& tmpl, int ifindex, uint64_t count, unsigned batch, 
   const int prog = bpf_program__fd(skel->progs.synflood_xdp);
   const auto t0 = Clock::now();
   const auto deadline = t0 + std::chrono::duration<double>(timeout_s);
-  // Chunks, so that the deadline is looked at now and then.
-  constexpr uint64_t kChunk = 65536;
+  // Chunks, so that the deadline is looked at now and then; one batch each
+  // when paced.
+  const uint64_t chunk = rate > 0 ? batch : 65536;
   uint64_t sent = 0;
   bool timed_out = false;
   while (sent < count) {
@@ -139,7 +149,8 @@ int send_frames(const Bytes& tmpl, int ifindex, uint64_t count, unsigned batch, 
       timed_out = true;
       break;
     }
-    const uint64_t n = std::min(kChunk, count - sent);
+    pace(t0, sent, rate);
+    const uint64_t n = std::min(chunk, count - sent);
     bpf_test_run_opts o{};
     o.sz = sizeof(o);
     o.data_in = tmpl.data();
@@ -166,6 +177,7 @@ int run_main(int argc, char** argv) {
   uint64_t count = 0;
   unsigned batch = 64;
   double timeout_s = 60;
+  double rate = 0;
   bool frames_mode = false;
   app.add_option("--iface", iface, "Interface to send from")->required();
   app.add_option("--dst-mac", dst_mac_text, "Destination MAC (the peer's)")->required();
@@ -175,6 +187,9 @@ int run_main(int argc, char** argv) {
   app.add_option("--src-net", src_net, "Source /24 (x.y.z.0)")->capture_default_str();
   app.add_option("--batch", batch, "Frames per sendmmsg, or per flush with --frames (at most 256)")
       ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  app.add_option("--rate", rate, "SYNs a second (0: as fast as the receiver takes them)")
+      ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   app.add_option("--timeout-s", timeout_s, "Give up after this long")->capture_default_str();
   app.add_flag("--frames", frames_mode, "Send XDP frames (live-frames test run), not skbs");
@@ -227,7 +242,7 @@ int run_main(int argc, char** argv) {
                          .build();
 
   // The kernel's live-frames batch is at most 256 (a veth's ring is 256 too).
-  if (frames_mode) return send_frames(tmpl, ifindex, count, std::min(batch, 256u), timeout_s);
+  if (frames_mode) return send_frames(tmpl, ifindex, count, std::min(batch, 256u), rate, timeout_s);
 
   std::vector<Bytes> frames(batch, tmpl);
   std::vector<iovec> iov(batch);
@@ -238,6 +253,7 @@ int run_main(int argc, char** argv) {
   uint64_t sent = 0, waits = 0;
   bool timed_out = false;
   while (sent < count && !timed_out) {
+    pace(t0, sent, rate);
     const unsigned n = static_cast<unsigned>(std::min<uint64_t>(batch, count - sent));
     for (unsigned i = 0; i < n; ++i) {
       randomize(frames[i], rng);

@@ -321,7 +321,7 @@ best_per_core() {
 	done
 	tc=$(best_per_core es_tc)
 	[ "$tc" != 0 ] && [ "$es" != 0 ] && echo "ratio: edgeshed XDP / edgeshed TC in refusals per server core: $(ratio "$es" "$tc") x"
-	[ "$PROFILE" = 1 ] && profile_table
+	if [ "$PROFILE" = 1 ]; then profile_table; fi
 	true
 } | tee "$out/table.txt"
 

@@ -327,7 +327,7 @@ flood_title() {
 		met=$(awk -v r="$r" 'BEGIN { print (r != "-" && r >= 3) ? "met" : "NOT met" }')
 		echo "target (frames): edgeshed XDP drop >= 3x less CPU per SYN than the nftables rule, $(label "$rule"): $r x, $met"
 	done
-	[ "$PROFILE" = 1 ] && profile_table
+	if [ "$PROFILE" = 1 ]; then profile_table; fi
 } | tee "$out/table.txt"
 
 # Plot: CPU per million SYNs by setup, one bar per flood; SYNs/s the same.

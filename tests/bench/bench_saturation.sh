@@ -206,14 +206,11 @@ load_figures() {
 	}'
 }
 
-# Per kernel setup, median over its runs: CPU per refusal in the flood at
-# the most, the filter's own share of the NAPI thread's samples, in ns.
-profile_table() {
-	echo
-	echo "profile of the flood at the most (perf, the server's NAPI thread, 4999 Hz; median of the runs)"
-	printf "%-29s %14s %10s %15s %13s %18s\n" setup "ns per refusal" "own share" "own ns/refusal" "first touch" \
-		"shared ns/refusal"
-	local s n f ns share first
+# Per kernel setup and run, from the flood's profile: "NS_PER_REFUSAL
+# OWN_SHARE FIRST_TOUCH" in profile.SETUP, and the top symbols in
+# runs/SETUP.N.syn.max.top.
+profile_runs() {
+	local s n f ns
 	for s in "${SETUPS[@]}"; do
 		kernel_setup "$s" || continue
 		for n in $(seq "$REPEAT"); do
@@ -225,18 +222,46 @@ profile_table() {
 			perf report -i "$f" --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^#' | grep . |
 				head -25 >"${f%.perf}.top" || true
 		done >"$out/profile.$s"
+	done
+}
+# profile_median SETUP COLUMN: of profile.SETUP ("-" without a profile).
+profile_median() {
+	[ -s "$out/profile.$1" ] || { echo -; return; }
+	awk -v c="$2" '{ print $c }' "$out/profile.$1" | median
+}
+
+# Per kernel setup, median over its runs: CPU per refusal in the flood at
+# the most, the filter's own share of the NAPI thread's samples, in ns.
+profile_table() {
+	echo
+	echo "profile of the flood at the most (perf, the server's NAPI thread, 4999 Hz; median of the runs)"
+	printf "%-29s %14s %10s %15s %13s %18s\n" setup "ns per refusal" "own share" "own ns/refusal" "first touch" \
+		"shared ns/refusal"
+	local s
+	for s in "${SETUPS[@]}"; do
 		[ -s "$out/profile.$s" ] || continue
-		ns=$(awk '{ print $1 }' "$out/profile.$s" | median)
-		share=$(awk '{ print $2 }' "$out/profile.$s" | median)
-		first=$(awk '{ print $3 }' "$out/profile.$s" | median)
-		awk -v s="$(label "$s")" -v c="$ns" -v sh="$share" -v ft="$first" 'BEGIN {
+		awk -v s="$(label "$s")" -v c="$(profile_median "$s" 1)" -v sh="$(profile_median "$s" 2)" \
+			-v ft="$(profile_median "$s" 3)" 'BEGIN {
 			printf "%-29s %14.0f %9.1f%% %15.0f %12.1f%% %18.0f\n", s, c, 100 * sh, c * sh, 100 * ft, c * (1 - sh) }'
 	done
 	echo "own: samples in the filter's own code (edgeshed's program past its first $ENTRY_BYTES bytes; nft_*,"
-	echo "nf_hook*, nf_reject*, nf_send_reset*, conntrack, nf_conncount); first touch: the program's first $ENTRY_BYTES bytes, where it"
-	echo "loads the frame's first cache line; shared: all but own (the skb, the veth, for XDP the copy of"
-	echo "the skb into an XDP page, IP input, the RST's way out), which a NIC's driver poll would replace."
-	echo "Top symbols per run: runs/SETUP.N.syn.max.top."
+	echo "nf_hook*, nf_reject*, nf_send_reset*, conntrack, nf_conncount); first touch: the program's first"
+	echo "$ENTRY_BYTES bytes, where it loads the frame's first cache line; shared: all but own (the skb, the"
+	echo "veth, for XDP the copy of the skb into an XDP page, IP input, the RST's way out), which a NIC's"
+	echo "driver poll would replace. Top symbols per run: runs/SETUP.N.syn.max.top."
+}
+
+# why_capped PEER: for a missed target, what the profile says capped it.
+why_capped() {
+	local total own peer_us
+	total=$(profile_median es_xdp 1)
+	[ "$total" != - ] || return 0
+	own=$(awk -v t="$total" -v sh="$(profile_median es_xdp 2)" 'BEGIN { printf "%.0f", t * sh }')
+	peer_us=$(awk -v v="$(best_per_core "$1")" 'BEGIN { printf "%.1f", (v > 0 ? 1e6 / v : 0) }')
+	echo "  the lab caps it: of edgeshed's $total ns of server CPU per refusal, its program is $own ns (profile"
+	echo "  below); the rest is the veth's path for an skb from AF_PACKET (its copy into an XDP page, the"
+	echo "  skb's free, the RST's way to the client), which a NIC's driver does not take. $(label "$1")"
+	echo "  spends $peer_us us per refusal: $(ratio "$(awk -v u="$peer_us" 'BEGIN { print u * 1000 }')" "$own") x edgeshed's program alone."
 }
 
 loads_of() {
@@ -271,6 +296,8 @@ for s in "${SETUPS[@]}"; do
 	done
 done >"$out/medians"
 ref() { awk -v s="$1" -v l="$2" -v c="$3" '$1 == s && $2 == l { print $c }' "$out/medians"; }
+
+if [ "$PROFILE" = 1 ]; then profile_runs; fi
 
 # The setup's refusals per core at saturation: of its load that kept the
 # server core busiest, the closest to saturation the lab gets.
@@ -315,6 +342,7 @@ best_per_core() {
 		if [ -n "$goal" ]; then
 			met=$(awk -v r="$r" -v g="$goal" 'BEGIN { print (r != "-" && r >= g) ? "met" : "NOT met" }')
 			echo "target: edgeshed (XDP) >= ${goal}x $(label "$peer") in refusals per server core: $r x, $met"
+			if [ "$met" != met ] && [ "$PROFILE" = 1 ]; then why_capped "$peer"; fi
 		else
 			echo "ratio: edgeshed (XDP) / $(label "$peer") in refusals per server core: $r x"
 		fi

@@ -214,8 +214,9 @@ The classic case: refserver with 10 workers x 20 ms (capacity 500/s), loadgen
 at 0.4x for 1 s, then 1.6x or 5x for 3 s, a new connection per request,
 5 s timeout. Setups: no shedding; a static in-flight threshold (edgeshed's
 data plane alone, XDP generic, cap 10, RST, no daemon); edgeshed adaptive
-(the daemon with the demo's configuration, `scripts/demo.toml`: gradient
-limit on an HTTP probe, RST). Reaction time is measured at the client, from
+(the daemon with the demo's configuration, `scripts/demo.toml`: only the
+port named, so the capacity limit on the response time the data plane
+measures, RST). Reaction time is measured at the client, from
 the per-request CSV: from the overload's onset to the first RST, and to the
 first 100 ms mark after which the admitted requests' p99 stays under 40 ms
 (2x the service time) for the rest of the overload.

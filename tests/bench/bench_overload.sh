@@ -3,7 +3,8 @@
 # of 10 workers x 20 ms (capacity 500/s) offered 1.6x and 5x its capacity,
 # with no shedding, with a static in-flight threshold (edgeshed's data plane
 # alone, cap 10, RST), and with edgeshed adaptive (the daemon with the demo's
-# configuration: gradient limit on an HTTP probe, RST). Both edgeshed setups
+# configuration: only the port named, the capacity limit on the response time
+# the data plane measures, RST). Both edgeshed setups
 # have the same RST budget, 10,000,000 per CPU and second, so that every shed
 # SYN gets its RST.
 #
@@ -56,7 +57,7 @@ one_run() {
 			-e "s|^\\[daemon\\]\$|[daemon]\\nrun_dir = \"$base.run\"|" \
 			"$ROOT/scripts/demo.toml" >"$base.toml"
 		grep -q '^rst_per_sec_per_cpu = 10000000$' "$base.toml" || { echo "no RST budget in $base.toml" >&2; return 1; }
-		[ "$(grep -c "^port = $SVC_PORT$" "$base.toml")" = 2 ] || { echo "no port $SVC_PORT in $base.toml" >&2; return 1; }
+		grep -q "^port = $SVC_PORT$" "$base.toml" || { echo "no port $SVC_PORT in $base.toml" >&2; return 1; }
 		grep -q "^run_dir = \"$base.run\"$" "$base.toml" || { echo "no run_dir in $base.toml" >&2; return 1; }
 		"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$base.toml" \
 			>"$base.daemon.log" 2>&1 &
@@ -64,7 +65,7 @@ one_run() {
 		LAB_PIDS+=("$daemon")
 		for _ in $(seq 100); do grep -q "running:" "$base.daemon.log" && break; sleep 0.1; done
 		grep -q "running:" "$base.daemon.log" || { echo "the daemon did not start" >&2; return 1; }
-		sleep 2 # the probe learns the idle latency, as in the demo
+		sleep 2 # the daemon sees the idle service first, as in the demo
 		;;
 	esac
 	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$LOADGEN" --target "$SRV_V4" --port "$SVC_PORT" \

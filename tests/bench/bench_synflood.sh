@@ -41,10 +41,11 @@ need nft iptables ethtool jq gnuplot bpftool gawk
 SYN_COUNT=${SYN_COUNT:-400000}
 FRAME_COUNT=${FRAME_COUNT:-3000000}
 FLOODS=(frames skb)
-# SYNFLOOD_PROFILE=1: perf samples the server's NAPI thread during each
-# frames flood, and the table splits each filter's CPU per SYN into its own
-# code (edgeshed's program; nftables' chain) and the path every setup pays.
-PROFILE=${SYNFLOOD_PROFILE:-0}
+# SYNFLOOD_PROFILE=1 (the default): perf samples the server's NAPI thread
+# during each frames flood, and the table splits each filter's CPU per SYN
+# into its own code (edgeshed's program; nftables' chain) and the path every
+# setup pays.
+PROFILE=${SYNFLOOD_PROFILE:-1}
 [ "$PROFILE" = 1 ] && need perf
 # es_xdpg_drop (edgeshed XDP generic drop) is left out by default, to keep
 # `make bench` within its time; SYNFLOOD_SETUPS can add it.
@@ -249,10 +250,29 @@ profile_table() {
 		awk -v s="$(label "$s")" -v c="$cpu" -v sh="$share" -v ft="$first" 'BEGIN {
 			printf "%-26s %11.0f %9.1f%% %11.0f %12.1f%% %14.0f\n", s, c, 100 * sh, c * sh, 100 * ft, c * (1 - sh) }'
 	done
-	echo "own: samples in the filter's own code (edgeshed's program past its entry; nft_*, nf_hook*); first"
-	echo "touch: the program's first $ENTRY_BYTES bytes of machine code, where it loads the frame's first cache"
-	echo "line (nftables pays that miss in eth_type_trans); shared: all but own, the veth, XDP and skb"
-	echo "set-up and IP input, which a NIC's driver poll would replace."
+	echo "own: samples in the filter's own code (edgeshed's program past its entry; nft_*, nf_hook*,"
+	echo "conntrack, nf_conncount); first touch: the program's first $ENTRY_BYTES bytes of machine code, where"
+	echo "it loads the frame's first cache line (nftables pays that miss in eth_type_trans); shared: all"
+	echo "but own, the veth, XDP and skb set-up and IP input."
+	# The drop's target, on the whole CPU per SYN. A miss is split with the
+	# profile: edgeshed's program, its first touch of the frame, and the
+	# veth's ring and poll that every setup pays before its own work.
+	local es nft r met es_own es_first veth
+	[ -s "$out/profile.es_xdp_drop" ] && [ -s "$out/profile.nft_limit" ] || return 0
+	es=$(awk '{ print $1 }' "$out/profile.es_xdp_drop" | median)
+	nft=$(awk '{ print $1 }' "$out/profile.nft_limit" | median)
+	es_own=$(awk '{ print $1 * $2 }' "$out/profile.es_xdp_drop" | median)
+	es_first=$(awk '{ print $1 * $3 }' "$out/profile.es_xdp_drop" | median)
+	veth=$(awk -v a="$es" -v o="$es_own" -v f="$es_first" 'BEGIN { printf "%.0f", a - o - f }')
+	r=$(ratio "$nft" "$es")
+	met=$(awk -v r="$r" 'BEGIN { print (r != "-" && r >= 5) ? "met" : "NOT met" }')
+	echo "target (frames): edgeshed XDP drop >= 5x less CPU per SYN than nftables limit rate: $r x, $met"
+	[ "$met" != met ] || return 0
+	printf '  why: edgeshed XDP drop'"'"'s %.0f ns per SYN are %.0f ns of its program, %.0f ns of loading the\n' \
+		"$es" "$es_own" "$es_first"
+	printf '  frame'"'"'s first cache line, and %s ns of the veth'"'"'s ring and NAPI poll, which nftables pays too\n' "$veth"
+	printf '  before its skb, IP input and chain (%.0f ns in all). Without that veth part in both: %s x.\n' \
+		"$nft" "$(ratio "$(awk -v a="$nft" -v v="$veth" 'BEGIN { print a - v }')" "$(awk -v a="$es" -v v="$veth" 'BEGIN { print a - v }')")"
 }
 
 flood_title() {

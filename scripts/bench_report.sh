@@ -182,7 +182,10 @@ packet, and in this VM a wake-up costs microseconds: a RST refusal is one
 packet in and one out, so that overhead is likely most of edgeshed's figure (it falls
 as the rate rises and packets batch, and the same RST path costs under 1.5 us
 per SYN in the floods of benchmark 2), while nginx and HAProxy pay it on
-every packet of a whole connection and their own work on top.
+every packet of a whole connection and their own work on top. Benchmark 4
+measures the same refusals up to saturation, where the NAPI thread no longer
+sleeps between packets: that, not this one, settles how many refusals a
+server core can make.
 
 ### 4. Refusals per server core at saturation
 

@@ -168,7 +168,17 @@ own_share() {
 		END { printf "%.4f %.4f\n", (total > 0 ? own / total : 0), (total > 0 ? first / total : 0) }'
 }
 
+# profile_median FILE COLUMN: the median of a column of a profile's per-run
+# rows ("-" without rows).
+profile_median() {
+	[ -s "$1" ] || { echo -; return; }
+	awk -v c="$2" '{ print $c }' "$1" | median
+}
+
 # --- the lab's pieces ------------------------------------------------------
+
+# mac_of NS IFACE: the interface's MAC address.
+mac_of() { nsenter --net="/run/netns/$1" ip -o link show "$2" | grep -o 'link/ether [^ ]*' | cut -d' ' -f2; }
 
 # start_bench_refserver ARGS...: refserver in the server namespace; waits for
 # port 80 to answer. Output in $1.log's folder.

@@ -64,7 +64,6 @@ label() {
 }
 port_of() { case $1 in nginx) echo 8081 ;; haproxy) echo 8082 ;; *) echo "$SVC_PORT" ;; esac; }
 kernel_setup() { [[ $1 == es_* || $1 == nft_* ]]; }
-mac_of() { nsenter --net="/run/netns/$1" ip -o link show "$2" | grep -o 'link/ether [^ ]*' | cut -d' ' -f2; }
 
 apply_setup() {
 	local s=$1 dir=$2 syn='tcp flags & (fin | syn | rst | ack) == syn'
@@ -224,11 +223,8 @@ profile_runs() {
 		done >"$out/profile.$s"
 	done
 }
-# profile_median SETUP COLUMN: of profile.SETUP ("-" without a profile).
-profile_median() {
-	[ -s "$out/profile.$1" ] || { echo -; return; }
-	awk -v c="$2" '{ print $c }' "$out/profile.$1" | median
-}
+# setup_median SETUP COLUMN: of the setup's profile rows.
+setup_median() { profile_median "$out/profile.$1" "$2"; }
 
 # Per kernel setup, median over its runs: CPU per refusal in the flood at
 # the most, the filter's own share of the NAPI thread's samples, in ns.
@@ -240,8 +236,8 @@ profile_table() {
 	local s
 	for s in "${SETUPS[@]}"; do
 		[ -s "$out/profile.$s" ] || continue
-		awk -v s="$(label "$s")" -v c="$(profile_median "$s" 1)" -v sh="$(profile_median "$s" 2)" \
-			-v ft="$(profile_median "$s" 3)" 'BEGIN {
+		awk -v s="$(label "$s")" -v c="$(setup_median "$s" 1)" -v sh="$(setup_median "$s" 2)" \
+			-v ft="$(setup_median "$s" 3)" 'BEGIN {
 			printf "%-29s %14.0f %9.1f%% %15.0f %12.1f%% %18.0f\n", s, c, 100 * sh, c * sh, 100 * ft, c * (1 - sh) }'
 	done
 	echo "own: samples in the filter's own code (edgeshed's program past its first $ENTRY_BYTES bytes; nft_*,"
@@ -254,9 +250,9 @@ profile_table() {
 # why_capped PEER: for a missed target, what the profile says capped it.
 why_capped() {
 	local total own peer_us
-	total=$(profile_median es_xdp 1)
+	total=$(setup_median es_xdp 1)
 	[ "$total" != - ] || return 0
-	own=$(awk -v t="$total" -v sh="$(profile_median es_xdp 2)" 'BEGIN { printf "%.0f", t * sh }')
+	own=$(awk -v t="$total" -v sh="$(setup_median es_xdp 2)" 'BEGIN { printf "%.0f", t * sh }')
 	peer_us=$(awk -v v="$(best_per_core "$1")" 'BEGIN { printf "%.1f", (v > 0 ? 1e6 / v : 0) }')
 	echo "  the lab caps it: of edgeshed's $total ns of server CPU per refusal, its program is $own ns (profile"
 	echo "  below); the rest is the veth's path for an skb from AF_PACKET (its copy into an XDP page, the"

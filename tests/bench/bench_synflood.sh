@@ -67,7 +67,6 @@ label() {
 	es_tc_drop) echo "edgeshed TC drop" ;;
 	esac
 }
-mac_of() { nsenter --net="/run/netns/$1" ip -o link show "$2" | grep -o 'link/ether [^ ]*' | cut -d' ' -f2; }
 rx_packets() { in_srv ip -s -j link show "$SRV_IF" | jq '.[0].stats64.rx.packets'; }
 
 apply_setup() {
@@ -244,9 +243,9 @@ profile_table() {
 			echo "$cpu $(own_share "$f")"
 		done >"$out/profile.$s"
 		[ -s "$out/profile.$s" ] || continue
-		cpu=$(awk '{ print $1 }' "$out/profile.$s" | median)
-		share=$(awk '{ print $2 }' "$out/profile.$s" | median)
-		first=$(awk '{ print $3 }' "$out/profile.$s" | median)
+		cpu=$(profile_median "$out/profile.$s" 1)
+		share=$(profile_median "$out/profile.$s" 2)
+		first=$(profile_median "$out/profile.$s" 3)
 		awk -v s="$(label "$s")" -v c="$cpu" -v sh="$share" -v ft="$first" 'BEGIN {
 			printf "%-26s %11.0f %9.1f%% %11.0f %12.1f%% %14.0f\n", s, c, 100 * sh, c * sh, 100 * ft, c * (1 - sh) }'
 	done
@@ -259,8 +258,8 @@ profile_table() {
 	# veth's ring and poll that every setup pays before its own work.
 	local es nft r met es_own es_first veth
 	[ -s "$out/profile.es_xdp_drop" ] && [ -s "$out/profile.nft_limit" ] || return 0
-	es=$(awk '{ print $1 }' "$out/profile.es_xdp_drop" | median)
-	nft=$(awk '{ print $1 }' "$out/profile.nft_limit" | median)
+	es=$(profile_median "$out/profile.es_xdp_drop" 1)
+	nft=$(profile_median "$out/profile.nft_limit" 1)
 	es_own=$(awk '{ print $1 * $2 }' "$out/profile.es_xdp_drop" | median)
 	es_first=$(awk '{ print $1 * $3 }' "$out/profile.es_xdp_drop" | median)
 	veth=$(awk -v a="$es" -v o="$es_own" -v f="$es_first" 'BEGIN { printf "%.0f", a - o - f }')

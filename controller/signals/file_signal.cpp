@@ -13,7 +13,7 @@ Result<Sample> FileSignal::sample(std::chrono::nanoseconds now) {
   char* end = nullptr;
   errno = 0;
   double value = std::strtod(text.c_str(), &end);
-  while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
+  while (*end == ' ' || *end == '\t' || *end == '\r') ++end;
   if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE ||
       !std::isfinite(value)) {
     return make_error(file_.path() + ": expected one number, found '" + text + "'");

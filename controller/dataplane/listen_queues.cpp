@@ -3,8 +3,6 @@
 #include <arpa/inet.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
-#include <linux/sock_diag.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -19,16 +17,20 @@ namespace {
 constexpr uint32_t kTcpListen = 10;  // TCP_LISTEN of the kernel's tcp_states.h
 constexpr size_t kReceiveBuffer = size_t{32} * 1024;
 
-Status dump_family(int fd, uint8_t family, std::vector<ListenQueue>& out) {
+// One request for both families: the original request format
+// (TCPDIAG_GETSOCK, struct inet_diag_req) has no family, so the kernel
+// dumps IPv4 and IPv6 listeners in one walk of the listening hash (its
+// 16,384 buckets or more), where SOCK_DIAG_BY_FAMILY walks it once per
+// family. The walk was the daemon's largest cost at its tick; this halves it.
+// The kernel still serves the format (inet_diag_rcv_msg_compat) for old ss.
+Status dump_listeners(int fd, std::vector<ListenQueue>& out) {
   struct {
     nlmsghdr nlh;
-    inet_diag_req_v2 req;
+    inet_diag_req req;
   } msg{};
   msg.nlh.nlmsg_len = sizeof(msg);
-  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg.nlh.nlmsg_type = TCPDIAG_GETSOCK;
   msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  msg.req.sdiag_family = family;
-  msg.req.sdiag_protocol = IPPROTO_TCP;
   msg.req.idiag_states = 1u << kTcpListen;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
@@ -55,8 +57,7 @@ Status dump_family(int fd, uint8_t family, std::vector<ListenQueue>& out) {
         const int code = h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)) ? -err->error : EIO;
         return make_error("sock_diag: " + errno_text(code));
       }
-      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-          h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+      if (h->nlmsg_type != TCPDIAG_GETSOCK || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
         continue;
       }
       const auto* d = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
@@ -75,11 +76,9 @@ Result<std::vector<ListenQueue>> ListenQueueDump::read() {
     if (!fd_.valid()) return make_error("sock_diag socket: " + errno_text(errno));
   }
   std::vector<ListenQueue> out;
-  for (uint8_t family : {AF_INET, AF_INET6}) {
-    if (auto s = dump_family(fd_.get(), family, out); !s) {
-      fd_.reset();
-      return s.error();
-    }
+  if (auto s = dump_listeners(fd_.get(), out); !s) {
+    fd_.reset();
+    return s.error();
   }
   return out;
 }

@@ -28,6 +28,9 @@ Result<NetstatOptions> netstat_options(const config::SignalConfig& cfg) {
     }
   }
   if (auto s = params.finish(); !s) return s.error();
+  // Within a short stale_after too (it may be as short as the tick).
+  options.read_interval =
+      std::min<std::chrono::nanoseconds>(kNetstatReadInterval, cfg.stale_after / 2);
   return options;
 }
 
@@ -39,6 +42,7 @@ Result<uint64_t> NetstatSignal::counter_of(std::string_view text) const {
 }
 
 Result<Sample> NetstatSignal::sample(std::chrono::nanoseconds now) {
+  if (last_ && now - last_->taken < options_.read_interval) return *last_;
   auto text = file_.read();
   if (!text) return text.error();
   auto count = counter_of(*text);
@@ -51,7 +55,8 @@ Result<Sample> NetstatSignal::sample(std::chrono::nanoseconds now) {
   }
   previous_ = *count;
   previous_at_ = now;
-  return Sample{rate, now};
+  last_ = Sample{rate, now};
+  return *last_;
 }
 
 Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalConfig& cfg) {

@@ -145,6 +145,24 @@ TEST(NetstatSignalSource, RatePerSecondSinceThePreviousSample) {
   EXPECT_DOUBLE_EQ(overflows.sample(seconds(3))->value, 5.0);
 }
 
+TEST(NetstatSignalSource, ReadsAtMostOncePerReadInterval) {
+  TempFile f;
+  f.write(tcp_ext(5, 100));
+  NetstatSignal drops({f.path(), "ListenDrops", milliseconds(250)});
+  ASSERT_TRUE(drops.sample(seconds(10)));
+  f.write(tcp_ext(5, 150));
+  // 100 ms later: the last reading, as taken then, without a read.
+  auto cached = drops.sample(seconds(10) + milliseconds(100));
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->value, 0.0);
+  EXPECT_EQ(cached->taken, seconds(10));
+  // Once the interval is over, the rate is over the whole of it.
+  auto next = drops.sample(seconds(10) + milliseconds(250));
+  ASSERT_TRUE(next);
+  EXPECT_DOUBLE_EQ(next->value, 200.0);  // 50 in a quarter of a second
+  EXPECT_EQ(next->taken, seconds(10) + milliseconds(250));
+}
+
 TEST(NetstatSignalSource, AnUnknownCounterFailsEverySampleClearly) {
   TempFile f;
   f.write(tcp_ext(1, 2));
@@ -195,6 +213,17 @@ TEST(NetstatConfig, DefaultsAndKeys) {
   ASSERT_TRUE(set) << set.error().message;
   EXPECT_EQ(set->counter, "TCPReqQFullDrop");
   EXPECT_EQ(set->path, "/proc/1/net/netstat");
+  EXPECT_EQ(defaults->read_interval, kNetstatReadInterval);  // default stale_after 1 s
+
+  // A stale_after shorter than the interval: read within half of it.
+  cfg = config::parse_config(
+      "[daemon]\ntick = \"20ms\"\n[[signal]]\nname = \"drops\"\nkind = \"probe\"\n"
+      "target = 10.0\nstale_after = \"100ms\"\n",
+      "t.toml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  auto quick = netstat_options(cfg->signals[0]);
+  ASSERT_TRUE(quick) << quick.error().message;
+  EXPECT_EQ(quick->read_interval, milliseconds(50));
 
   cfg = config::parse_config(
       "[[signal]]\nname = \"drops\"\nkind = \"probe\"\ntarget = 10.0\n"

@@ -49,12 +49,11 @@ Result<Sample> NetstatSignal::sample(std::chrono::nanoseconds now) {
   if (!count) return make_error(options_.path + ": " + count.error().message);
 
   double rate = 0.0;
-  if (previous_ && now > previous_at_ && *count >= *previous_) {
-    double seconds = std::chrono::duration<double>(now - previous_at_).count();
+  if (previous_ && last_ && now > last_->taken && *count >= *previous_) {
+    double seconds = std::chrono::duration<double>(now - last_->taken).count();
     rate = static_cast<double>(*count - *previous_) / seconds;
   }
   previous_ = *count;
-  previous_at_ = now;
   last_ = Sample{rate, now};
   return *last_;
 }

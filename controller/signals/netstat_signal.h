@@ -60,9 +60,8 @@ class NetstatSignal final : public SignalSource {
 
   NetstatOptions options_;
   ProcFile file_;
-  std::optional<uint64_t> previous_;
-  std::chrono::nanoseconds previous_at_{0};
-  std::optional<Sample> last_;
+  std::optional<uint64_t> previous_;  // the counter at the last read
+  std::optional<Sample> last_;        // the last read's rate, and its time
 };
 
 Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalConfig& cfg);

@@ -44,13 +44,14 @@ uint32_t CapacityLimit::update(const LimitSample& sample) {
   if (!binding) binding_since_.reset();
   if (binding && !binding_since_) binding_since_ = sample.now;
   binding_ticks_ = binding ? binding_ticks_ + 1 : 0;
-  // Whether the limit had not bound for a while before this tick.
+  // Whether the limit had not bound for a while before this tick. More in
+  // flight than the limit (connections held open, a backlog) is not calm.
   calm_ = unbound_since_ && sample.now - *unbound_since_ >= config_.stale_after;
-  if (binding) unbound_since_.reset();
-  if (!binding && !unbound_since_) unbound_since_ = sample.now;
+  if (binding || over_limit) unbound_since_.reset();
+  if (!binding && !over_limit && !unbound_since_) unbound_since_ = sample.now;
 
   if (probe_) {
-    continue_probe(sample, measured ? sample.latency_seconds : std::nullopt, binding);
+    continue_probe(sample, measured ? sample.latency_seconds : std::nullopt, binding, over_limit);
   } else if (measured) {
     step(sample, *sample.latency_seconds, binding);
   } else {
@@ -75,7 +76,7 @@ void CapacityLimit::start_probe(std::chrono::nanoseconds now, std::optional<doub
 }
 
 void CapacityLimit::continue_probe(const LimitSample& sample, std::optional<double> latency,
-                                   bool binding) {
+                                   bool binding, bool over_limit) {
   Probe& probe = *probe_;
   const auto elapsed = sample.now - probe.started;
   // The drain lets the queue empty and the signal's window forget the
@@ -90,6 +91,7 @@ void CapacityLimit::continue_probe(const LimitSample& sample, std::optional<doub
       ++probe.completion_ticks;
     }
     probe.binding_ticks += binding ? 1 : 0;
+    probe.over_limit_ticks += over_limit ? 1 : 0;
     ++probe.ticks;
   }
   if (elapsed < probe.drain + probe.measure) return;
@@ -99,6 +101,10 @@ void CapacityLimit::continue_probe(const LimitSample& sample, std::optional<doub
   const Probe done = probe;
   probe_.reset();
   if (done.latency_samples == 0) return;  // no evidence: the old floor stands
+  // In flight stayed over the probe's limit (keep-alive connections admitted
+  // before it carry on): the latency is theirs, whatever the limit. No
+  // floor, no jump back: the lower limit holds until they leave.
+  if (done.over_limit_ticks * 2 >= done.ticks) return;
   const double measured = done.latency_sum / done.latency_samples;
   std::optional<double> rate;
   if (done.completion_ticks > 0) {

@@ -82,13 +82,15 @@ class CapacityLimit final : public LimitAlgorithm {
     uint64_t completions = 0;
     int completion_ticks = 0;
     int binding_ticks = 0;
+    int over_limit_ticks = 0;
     int ticks = 0;
   };
   static constexpr std::size_t kRecentTicks = 128;
 
   void start_probe(std::chrono::nanoseconds now, std::optional<double> before_rate,
                    double chain_limit, double chain_latency);
-  void continue_probe(const LimitSample& sample, std::optional<double> latency, bool binding);
+  void continue_probe(const LimitSample& sample, std::optional<double> latency, bool binding,
+                      bool over_limit);
   void step(const LimitSample& sample, double latency, bool binding);
   struct Rate {
     std::optional<double> per_tick;

@@ -453,5 +453,30 @@ TEST(CapacityKeepAliveTest, CapsConnectionsNearTheCapacity) {
   EXPECT_LT(f.mean_limit, 30.0);
 }
 
+// Keep-alive clients that hold their connections (a pool of 50 against
+// C = 10, none closing): a probe cannot lower what is in flight, so its
+// latency is that of the held connections, not a floor. The law must not
+// confirm it, nor grow the limit to admit more of the pool.
+TEST(CapacityKeepAliveTest, HeldConnectionsTeachNoFloorAndGetNoCompany) {
+  for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
+    SimConfig config = service(10, 20, times, 0.0, /*seed=*/8);
+    config.clients = 50;
+    config.requests_per_connection = 1000000;
+    Loop loop(config);
+    loop.run(30);
+    const std::string name = times == ServiceTimes::kFixed ? "held_fixed" : "held_exp";
+    uint32_t most_inflight = 0;
+    for (const sim::SimTickRecord& tick : loop.service().ticks()) {
+      most_inflight = std::max(most_inflight, tick.inflight);
+    }
+    record(name, loop.figures(5, 30));
+    const uint32_t initial = CapacityLimitConfig{}.initial;
+    // The first gradient step, before the first probe, may add one.
+    EXPECT_LE(most_inflight, initial + 1) << name;
+    EXPECT_LE(loop.limit().limit(), initial) << name;
+    EXPECT_FALSE(loop.limit().floor_confirmed()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace edgeshed::law

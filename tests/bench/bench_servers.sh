@@ -280,6 +280,14 @@ limit_near_ms() {
 	awk -v w="$W" 'NR == 1 { t0 = $1 } $3 <= 1.25 * w { print $1 - t0; found = 1; exit } END { if (!found) print "never" }' "$1"
 }
 
+# before_near_pct CSV NEAR_MS: % of the admitted requests that started before
+# NEAR_MS (limit_near_ms; all of them for "never", "-" without one).
+before_near_pct() {
+	[ "$2" = - ] && { echo -; return; }
+	gawk -F, -v n="$2" 'NR > 1 && $3 == "ok" { t++; if (n == "never" || $1 < n + 0) b++ }
+		END { printf "%.0f\n", t ? b * 100 / t : 0 }' "$1"
+}
+
 # The row of a case: the columns of the table.
 case_row() {
 	local id=$1 server=$2 ms=$3 client=$4 ld=$5 start=$6 setup=$7 cap win_ms st cpu stepf="- - -" settled
@@ -300,10 +308,11 @@ case_row() {
 	if [ "$ld" = drift ]; then
 		echo "$(drift_figures "$out/runs/$id.states") $(minute_p99 "$out/runs/$id.csv")" >"$out/drift"
 	fi
-	local conns
+	local conns near
 	conns=$(jq '[.classes[].connect_ms.count // 0] | add' "$out/runs/$id.json")
+	near=$(limit_near_ms "$out/runs/$id.states")
 	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf" \
-		"$(limit_near_ms "$out/runs/$id.states") $conns"
+		"$near $conns $(before_near_pct "$out/runs/$id.csv" "$near")"
 }
 
 # --- the matrix --------------------------------------------------------------
@@ -397,8 +406,8 @@ fi
 
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
 	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
-	"limit near ms" connections)
-fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s\n'
+	"limit near ms" connections "% before near")
+fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
 	echo "machine: $(machine_line); $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$BENCH_LIB_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -420,7 +429,9 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	echo "server's processes, % of one core; step only: halved p99, the admitted p99 while the capacity was halved;"
 	echo "settle, recover: ms from the halving (the restore) until the admitted p99 stays under 1.25x the unloaded"
 	echo "p99 (never: not within that phase); limit near: ms from the daemon's start until its adaptive limit is first"
-	echo "at most 1.25x the server's slots (which it was never told); connections: established by the client."
+	echo "at most 1.25x the server's slots (which it was never told); connections: established by the client;"
+	echo "% before near: of the admitted requests, those started before the limit was near (at the initial limit"
+	echo "of a cold start, while the first probes search for the capacity)."
 } | tee "$out/table.txt"
 {
 	echo "| server | S ms | capacity/s | cpu % | idle p99 ms |"
@@ -462,7 +473,7 @@ targets() {
 				if (f[4] == "1.6" || f[4] == "5") {
 					r = (f[11] != "-" && un > 0) ? f[11] / un : 99
 					line("p99 <= 1.25x unloaded", c, sprintf("%.2fx (%s ms)", r, f[11]), r <= 1.25,
-						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, <= 1.25x the slots after %s ms", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16], f[23]) ka)
+						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, <= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16], f[23], f[25]) ka)
 					line("done >= 95% of capacity", c, f[14] "%", f[14] >= 95,
 						sprintf("limit min/med/max %s for %d slots; shed %d, lost %d", f[16], w, f[8], f[9]))
 					line("refusal p99 <= 1 ms", c, f[15] " ms", f[15] != "-" && f[15] <= 1,

@@ -482,7 +482,8 @@ targets() {
 					line("0 shed at 0.7x", c, f[8] " shed", f[8] == 0, sprintf("limit min/med/max %s; top level %s", f[16], f[17]))
 				} else if (f[4] == "step") {
 					line("halved: p99 back <= 2 s", c, f[21] " ms", f[21] != "never" && f[21] <= 2000,
-						sprintf("p99 while halved %s ms (unloaded %s); limit %s", f[20], un, f[16]))
+						sprintf("p99 while halved %s ms (unloaded %s); limit %s", f[20], un, f[16]) \
+						(f[3] == "ka" ? "; keep-alive: " f[24] " of the pool of " pool " connections admitted (" w / 2 " slots while halved) stay open and carry every request, and the server itself takes p99 " f[18] " ms" : ""))
 				} else if (f[4] == "drift") {
 					split(drift, d, " ")
 					line("limit drift <= 10% / 5 min", c, d[2] "%", d[2] != "-" && d[2] <= 10,

@@ -470,10 +470,10 @@ TEST(CapacityKeepAliveTest, HeldConnectionsTeachNoFloorAndGetNoCompany) {
       most_inflight = std::max(most_inflight, tick.inflight);
     }
     record(name, loop.figures(5, 30));
-    const uint32_t initial = CapacityLimitConfig{}.initial;
+    const CapacityLimitConfig defaults;
     // The first gradient step, before the first probe, may add one.
-    EXPECT_LE(most_inflight, initial + 1) << name;
-    EXPECT_LE(loop.limit().limit(), initial) << name;
+    EXPECT_LE(most_inflight, defaults.initial + 1) << name;
+    EXPECT_LE(loop.limit().limit(), defaults.initial) << name;
     EXPECT_FALSE(loop.limit().floor_confirmed()) << name;
   }
 }

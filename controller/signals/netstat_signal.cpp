@@ -42,20 +42,19 @@ Result<uint64_t> NetstatSignal::counter_of(std::string_view text) const {
 }
 
 Result<Sample> NetstatSignal::sample(std::chrono::nanoseconds now) {
-  if (last_ && now - last_->taken < options_.read_interval) return *last_;
+  if (last_ && now - last_->sample.taken < options_.read_interval) return last_->sample;
   auto text = file_.read();
   if (!text) return text.error();
   auto count = counter_of(*text);
   if (!count) return make_error(options_.path + ": " + count.error().message);
 
   double rate = 0.0;
-  if (previous_ && last_ && now > last_->taken && *count >= *previous_) {
-    double seconds = std::chrono::duration<double>(now - last_->taken).count();
-    rate = static_cast<double>(*count - *previous_) / seconds;
+  if (last_ && now > last_->sample.taken && *count >= last_->count) {
+    double seconds = std::chrono::duration<double>(now - last_->sample.taken).count();
+    rate = static_cast<double>(*count - last_->count) / seconds;
   }
-  previous_ = *count;
-  last_ = Sample{rate, now};
-  return *last_;
+  last_ = Reading{*count, Sample{rate, now}};
+  return last_->sample;
 }
 
 Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalConfig& cfg) {

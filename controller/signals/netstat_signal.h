@@ -60,8 +60,11 @@ class NetstatSignal final : public SignalSource {
 
   NetstatOptions options_;
   ProcFile file_;
-  std::optional<uint64_t> previous_;  // the counter at the last read
-  std::optional<Sample> last_;        // the last read's rate, and its time
+  struct Reading {
+    uint64_t count;  // the counter
+    Sample sample;   // the rate it gave, and its time
+  };
+  std::optional<Reading> last_;
 };
 
 Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalConfig& cfg);

@@ -404,13 +404,19 @@ fi
 
 # --- tables --------------------------------------------------------------------
 
+commit=$(git -C "$BENCH_LIB_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)
+measured="machine: $(machine_line); $(date -u '+%Y-%m-%d %H:%M UTC'); commit $commit"
+# A report of earlier runs names the machine, date and commit they ran on.
+if [ "$REPORT_ONLY" = 1 ] && grep -q '^machine: ' "$out/table.txt" 2>/dev/null; then
+	measured="$(grep -m1 '^machine: ' "$out/table.txt" | sed 's/; report re-read at commit .*//'); report re-read at commit $commit"
+fi
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
 	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
 	"limit near ms" connections "% before near")
 fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
-	echo "machine: $(machine_line); $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$BENCH_LIB_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "$measured"
 	echo "loads: FACTOR x capacity for ${RUN_S} s; burst: $BURST_N connections at 20,000/s; keep-alive pool $POOL; time-out ${TIMEOUT_MS} ms"
 	echo
 	printf '%-9s %4s %11s %8s %8s\n' server "S" capacity "cpu %" "idle p99"
@@ -458,6 +464,31 @@ targets() {
 	gawk -v pool="$POOL" -v w="$W" -v drift="$drift" '
 		FILENAME == ARGV[1] { u[$1 " " $2] = $6; next }
 		{ key = $1 " " $2 " " $3 " " $4; row[key " " $6 " " $5] = $0 }
+		# Why edgeshed (f) lost to a comparator (g) on the same case: the side
+		# it lost on, and what held its p99 up (the search from the initial
+		# limit, connections held open, the halving).
+		function versus(name, p99_ok, done_ok,    why) {
+			why = "edgeshed/" name ":"
+			if (!p99_ok) {
+				why = why sprintf(" p99 %.2fx", (g[11] > 0 ? f[11] / g[11] : 0))
+				if (f[12] != "-")
+					why = why sprintf(" (from 2 s on %s/%s ms)", f[12], g[12])
+				if (f[4] == "step")
+					why = why sprintf(", while halved %s/%s ms", f[20], g[20])
+				else if (f[3] == "ka")
+					why = why sprintf(", %s/%s connections admitted and held open", f[24], g[24])
+				else if (f[23] == "never")
+					why = why sprintf(", the limit never within 1.25x the slots in the run (min/med/max %s)", f[16])
+				else
+					why = why sprintf(", limit <= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[23], f[25])
+				if (name == "semaphore" && f[3] == "ka")
+					why = why ", the semaphore refuses requests (503) on open connections"
+			}
+			if (!done_ok)
+				why = why (p99_ok ? "" : ";") sprintf(" done %.0f%% of the %s'"'"'s (shed %s/%s, limit min/med/max %s)",
+					(g[13] > 0 ? 100 * f[13] / g[13] : 0), name, f[8], g[8], f[16])
+			return why
+		}
 		function line(name, c, value, ok, why) {
 			total++; met += ok
 			printf "%-28s %-26s %-18s %s\n", name, c, value, ok ? "met" : "MISSED: " why
@@ -498,13 +529,17 @@ targets() {
 				c = f[1] " " f[2] "ms " f[3] " " f[4] (f[4] ~ /^[0-9.]+$/ ? "x" : "")
 				if ((key " semaphore cold") in row) {
 					split(row[key " semaphore cold"], g, " ")
+					p99_ok = f[11] + 0 < g[11] + 0
+					done_ok = f[13] + 0 > g[13] + 0
 					line("beats the semaphore", c, sprintf("p99 %s/%s done %s/%s", f[11], g[11], f[13], g[13]),
-						f[11] + 0 < g[11] + 0 && f[13] + 0 > g[13] + 0, "edgeshed/semaphore: p99 ms, done/s")
+						p99_ok && done_ok, versus("semaphore", p99_ok, done_ok))
 				}
 				if ((key " static cold") in row) {
 					split(row[key " static cold"], g, " ")
+					p99_ok = f[11] + 0 <= 1.1 * g[11]
+					done_ok = f[13] + 0 >= g[13] + 0
 					line("matches static, more done", c, sprintf("p99 %s/%s done %s/%s", f[11], g[11], f[13], g[13]),
-						f[11] + 0 <= 1.1 * g[11] && f[13] + 0 >= g[13] + 0, "edgeshed/static: p99 ms (within 10%), done/s")
+						p99_ok && done_ok, versus("static cap", p99_ok, done_ok))
 				}
 			}
 			printf "\ntargets met: %d of %d\n", met, total

@@ -505,10 +505,17 @@ targets() {
 					r = (f[11] != "-" && un > 0) ? f[11] / un : 99
 					line("p99 <= 1.25x unloaded", c, sprintf("%.2fx (%s ms)", r, f[11]), r <= 1.25,
 						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, <= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16], f[23], f[25]) ka)
+					static_done = ""
+					if ((f[1] " " f[2] " " f[3] " " f[4] " static cold") in row) {
+						split(row[f[1] " " f[2] " " f[3] " " f[4] " static cold"], g, " ")
+						static_done = "; the static cap at the true capacity completed " g[14] "%"
+					}
 					line("done >= 95% of capacity", c, f[14] "%", f[14] >= 95,
-						sprintf("limit min/med/max %s for %d slots; shed %d, lost %d", f[16], w, f[8], f[9]))
+						sprintf("limit min/med/max %s for %d slots; shed %d, lost %d; the server'"'"'s processes at %s%% of a core", f[16], w, f[8], f[9], f[19]) static_done)
+					# The client times a refusal; on a small host it shares the
+					# cores with the processes of the server.
 					line("refusal p99 <= 1 ms", c, f[15] " ms", f[15] != "-" && f[15] <= 1,
-						(f[15] == "-" ? "nothing was shed" : sprintf("lost %d", f[9])) ka)
+						(f[15] == "-" ? "nothing was shed" : sprintf("lost %d; the server'"'"'s processes at %s%% of a core beside the client", f[9], f[19])))
 				} else if (f[4] == "0.7") {
 					line("0 shed at 0.7x", c, f[8] " shed", f[8] == 0, sprintf("limit min/med/max %s; top level %s", f[16], f[17]))
 				} else if (f[4] == "step") {

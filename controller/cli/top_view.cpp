@@ -1,6 +1,7 @@
 #include "cli/top_view.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

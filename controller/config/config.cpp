@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "common/names.h"
 #include "config/parse_sections.h"
+#include "config/signal_table.h"
 #include "config/toml_reader.h"
 
 namespace edgeshed::config {
@@ -33,11 +35,15 @@ std::string_view to_string(SignalKind value) {
 }
 
 std::string SignalConfig::locate(std::string_view key) const {
-  auto position = param_positions.find(key);
+  std::optional<toml::source_position> position;
+  if (params) {
+    if (auto found = params->positions.find(key); found != params->positions.end()) {
+      position = found->second;
+    }
+  }
   const std::string line_column =
-      position == param_positions.end()
-          ? std::string("0:0")
-          : std::to_string(position->second.line) + ":" + std::to_string(position->second.column);
+      position ? std::to_string(position->line) + ":" + std::to_string(position->column)
+               : std::string("0:0");
   return source_name + ":" + line_column + ": " + path + "." + std::string(key);
 }
 

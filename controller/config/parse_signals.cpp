@@ -6,6 +6,7 @@
 
 #include "config/duration.h"
 #include "config/parse_sections.h"
+#include "config/signal_table.h"
 
 namespace edgeshed::config::sections {
 
@@ -59,14 +60,16 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
   }
   const bool open_kind =
       kind_valid && signal.kind != SignalKind::kFile && signal.kind != SignalKind::kSynthetic;
+  SignalTable params;
   for (const auto& [key, node] : reader.source_table()) {
     static const std::set<std::string_view> kCommon = {"name", "kind", "target", "hard_safety",
                                                        "stale_after"};
     if (kCommon.contains(key.str())) continue;
     if (open_kind) reader.allow(key.str());
-    signal.params.insert(key, node);
-    signal.param_positions.emplace(key.str(), key.source().begin);
+    params.keys.insert(key, node);
+    params.positions.emplace(key.str(), key.source().begin);
   }
+  if (!params.keys.empty()) signal.params = std::make_shared<const SignalTable>(std::move(params));
   signal.source_name = source_name;
   signal.path = reader.path();
   signals.push_back(std::move(signal));
@@ -93,9 +96,8 @@ void add_default_signals(Config& config, std::string_view source_name) {
         synthesized("latency_objective_" + std::to_string(port.port), SignalKind::kKernelLatency,
                     std::chrono::duration<double>(*port.latency_objective).count(),
                     "port[" + std::to_string(i) + "].latency_objective");
-    signal.params.insert("measure", "response");
-    signal.params.insert("statistic", "p99");
-    signal.params.insert("port", static_cast<int64_t>(port.port));
+    signal.params = make_signal_table(toml::table{
+        {"measure", "response"}, {"statistic", "p99"}, {"port", static_cast<int64_t>(port.port)}});
     config.signals.push_back(std::move(signal));
   }
 }

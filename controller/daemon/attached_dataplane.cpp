@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "config/signal_table.h"
 #include "dataplane/attach.h"
 
 namespace edgeshed::daemon {
@@ -71,7 +72,7 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
     // reaches a local service over loopback, past the shedder).
     for (const auto& sig : cfg.signals) {
       if (sig.kind != config::SignalKind::kProbe) continue;
-      auto source = sig.params["source"].value<std::string>();
+      auto source = config::signal_keys(sig)["source"].value<std::string>();
       if (!source) continue;
       bool v6 = source->find(':') != std::string::npos;
       auto prefix = config::parse_ip_prefix(*source + (v6 ? "/128" : "/32"));

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <nlohmann/json.hpp>
 
 #include <csignal>
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cstdio>

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "config/config.h"
 #include "daemon/runtime_changes.h"

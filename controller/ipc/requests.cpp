@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 namespace edgeshed::ipc {

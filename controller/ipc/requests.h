@@ -10,7 +10,7 @@
 #include <string>
 #include <variant>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "common/result.h"
 #include "config/config.h"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <type_traits>
 
 #include "ipc/run_dir.h"

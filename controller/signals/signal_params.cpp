@@ -12,7 +12,7 @@ ParamReader::ParamReader(const config::SignalConfig& cfg, std::string_view kind,
     : cfg_(cfg) {
   std::string list;
   for (std::string_view key : allowed) list += (list.empty() ? "" : ", ") + std::string(key);
-  for (const auto& [key, node] : cfg.params) {
+  for (const auto& [key, node] : config::signal_keys(cfg)) {
     if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
       errors_.push_back(cfg.locate(key.str()) + ": unknown key for kind " + std::string(kind) +
                         " (allowed: " + list + ")");
@@ -21,7 +21,7 @@ ParamReader::ParamReader(const config::SignalConfig& cfg, std::string_view kind,
 }
 
 void ParamReader::invalid(std::string_view key, std::string_view message) {
-  const toml::node* node = cfg_.params.get(key);
+  const toml::node* node = keys().get(key);
   errors_.push_back(cfg_.locate(key) +
                     (node == nullptr ? "" : " = " + config::describe_value(*node)) + ": " +
                     std::string(message));
@@ -34,7 +34,7 @@ void ParamReader::missing(std::string_view key) {
 }
 
 std::optional<std::string> ParamReader::string(std::string_view key, bool required) {
-  const toml::node* node = cfg_.params.get(key);
+  const toml::node* node = keys().get(key);
   if (node == nullptr) {
     if (required) missing(key);
     return std::nullopt;
@@ -50,7 +50,7 @@ std::chrono::nanoseconds ParamReader::duration(std::string_view key,
                                                std::chrono::nanoseconds fallback,
                                                std::chrono::nanoseconds min,
                                                std::chrono::nanoseconds max) {
-  const toml::node* node = cfg_.params.get(key);
+  const toml::node* node = keys().get(key);
   if (node == nullptr) return fallback;
   if (!node->is_string()) {
     invalid(key, "must be a duration string such as \"100ms\"");
@@ -70,7 +70,7 @@ std::chrono::nanoseconds ParamReader::duration(std::string_view key,
 
 int64_t ParamReader::integer(std::string_view key, int64_t fallback, int64_t min, int64_t max,
                              bool required) {
-  const toml::node* node = cfg_.params.get(key);
+  const toml::node* node = keys().get(key);
   if (node == nullptr) {
     if (required) missing(key);
     return fallback;
@@ -88,7 +88,7 @@ int64_t ParamReader::integer(std::string_view key, int64_t fallback, int64_t min
 }
 
 std::optional<double> ParamReader::number(std::string_view key, double min, double max) {
-  const toml::node* node = cfg_.params.get(key);
+  const toml::node* node = keys().get(key);
   if (node == nullptr) return std::nullopt;
   if (!node->is_number()) {
     invalid(key, "must be a number");
@@ -103,7 +103,7 @@ std::optional<double> ParamReader::number(std::string_view key, double min, doub
 }
 
 const toml::table* ParamReader::table(std::string_view key) {
-  const toml::node* node = cfg_.params.get(key);
+  const toml::node* node = keys().get(key);
   if (node == nullptr) return nullptr;
   if (!node->is_table()) {
     invalid(key, "must be a table, e.g. { key = \"value\" }");

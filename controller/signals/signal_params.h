@@ -15,6 +15,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "config/signal_table.h"
 
 namespace edgeshed::signals {
 
@@ -23,7 +24,7 @@ class ParamReader {
   ParamReader(const config::SignalConfig& cfg, std::string_view kind,
               std::initializer_list<std::string_view> allowed);
 
-  bool has(std::string_view key) const { return cfg_.params.contains(key); }
+  bool has(std::string_view key) const { return keys().contains(key); }
 
   // Each returns the default (or nullopt) when the key is absent, and
   // records an error when it is present but wrong.
@@ -59,6 +60,7 @@ class ParamReader {
 
  private:
   void missing(std::string_view key);
+  const toml::table& keys() const { return config::signal_keys(cfg_); }
 
   const config::SignalConfig& cfg_;
   std::vector<std::string> errors_;

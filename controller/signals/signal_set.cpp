@@ -1,5 +1,6 @@
 #include "signals/signal_set.h"
 
+#include "config/signal_table.h"
 #include "signals/accept_queue_signal.h"
 #include "signals/dataplane_rate_signal.h"
 #include "signals/file_signal.h"
@@ -106,10 +107,10 @@ Result<std::unique_ptr<SignalSource>> make_source(const config::SignalConfig& cf
   switch (cfg.kind) {
     case config::SignalKind::kFile:
       return std::unique_ptr<SignalSource>(
-          std::make_unique<FileSignal>(cfg.params["path"].value_or(std::string())));
+          std::make_unique<FileSignal>(config::signal_keys(cfg)["path"].value_or(std::string())));
     case config::SignalKind::kSynthetic:
       return std::unique_ptr<SignalSource>(
-          std::make_unique<ConstantSignal>(cfg.params["value"].value_or(0.0)));
+          std::make_unique<ConstantSignal>(config::signal_keys(cfg)["value"].value_or(0.0)));
     case config::SignalKind::kInflight:
       return std::unique_ptr<SignalSource>(
           std::make_unique<InflightSignal>(readers.inflight_total));

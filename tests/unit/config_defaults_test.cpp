@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "config/signal_table.h"
 
 namespace edgeshed::config {
 namespace {
@@ -68,8 +69,8 @@ latency_objective = "50ms"
   EXPECT_EQ(objective.name, "latency_objective_443");
   EXPECT_EQ(objective.kind, SignalKind::kKernelLatency);
   EXPECT_DOUBLE_EQ(objective.target, 0.05);
-  EXPECT_EQ(objective.params["port"].value<int64_t>(), 443);
-  EXPECT_EQ(objective.params["statistic"].value<std::string>(), "p99");
+  EXPECT_EQ(config::signal_keys(objective)["port"].value<int64_t>(), 443);
+  EXPECT_EQ(config::signal_keys(objective)["statistic"].value<std::string>(), "p99");
 }
 
 TEST(ConfigDefaultsTest, LatencyObjectiveOutOfRange) {

@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "config/duration.h"
 #include "config/ip_prefix.h"
+#include "config/signal_table.h"
 
 namespace edgeshed::config {
 namespace {
@@ -265,10 +266,11 @@ path = "/tmp/pressure"
   EXPECT_EQ(probe.kind, SignalKind::kProbe);
   EXPECT_EQ(probe.target, 0.05);
   EXPECT_EQ(probe.stale_after, seconds(2));
-  ASSERT_NE(probe.params.get("http_path"), nullptr);
-  EXPECT_EQ(probe.params["http_path"].value_or(std::string()), "/health");
+  ASSERT_NE(config::signal_keys(probe).get("http_path"), nullptr);
+  EXPECT_EQ(config::signal_keys(probe)["http_path"].value_or(std::string()), "/health");
   EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:70:1: signal[0].http_path");
-  EXPECT_EQ(config.signals[1].params["path"].value_or(std::string()), "/tmp/pressure");
+  EXPECT_EQ(config::signal_keys(config.signals[1])["path"].value_or(std::string()),
+            "/tmp/pressure");
 }
 
 TEST(ConfigTest, LawConfigCarriesWhatTheLawNeeds) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <thread>

@@ -3,6 +3,7 @@
 #include "daemon/tick.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>

@@ -4,6 +4,7 @@
 #include "ipc/requests.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>

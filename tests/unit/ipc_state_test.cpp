@@ -4,6 +4,7 @@
 #include "ipc/state.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>

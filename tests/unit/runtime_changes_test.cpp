@@ -3,6 +3,7 @@
 #include "daemon/runtime_changes.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace edgeshed::daemon {
 namespace {

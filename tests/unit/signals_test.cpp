@@ -7,6 +7,7 @@
 
 #include "common/temp_file.h"
 #include "config/config.h"
+#include "config/signal_table.h"
 #include "signals/file_signal.h"
 #include "signals/parse/psi.h"
 #include "signals/psi_signal.h"
@@ -117,7 +118,7 @@ TEST(SignalSetStaleness, ASourceThatStopsGoesStaleAfterItsAge) {
   cfg.kind = config::SignalKind::kFile;
   cfg.target = 2.0;
   cfg.stale_after = seconds(1);
-  cfg.params.insert("path", f.path());
+  cfg.params = config::make_signal_table(toml::table{{"path", f.path()}});
   auto set = SignalSet::build({cfg}, {});
   ASSERT_TRUE(set) << set.error().message;
 
@@ -147,7 +148,7 @@ TEST(SignalSetStaleness, NeverSampledIsStale) {
   config::SignalConfig cfg;
   cfg.name = "missing";
   cfg.kind = config::SignalKind::kFile;
-  cfg.params.insert("path", "/nonexistent/file");
+  cfg.params = config::make_signal_table(toml::table{{"path", "/nonexistent/file"}});
   auto set = SignalSet::build({cfg}, {});
   ASSERT_TRUE(set);
   EXPECT_TRUE(set->sample(seconds(5))[0].stale);

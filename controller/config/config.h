@@ -163,8 +163,8 @@ struct PrefixConfig {
 };
 
 // A signal's kind-specific keys (config/signal_table.h). Declared only: most
-// of the daemon includes this header, and toml++ was a third of the time the
-// lint spent on each of those files.
+// of the daemon includes this header, and toml++ cost clang-tidy 3.3 s in
+// each file that included it.
 struct SignalTable;
 
 struct SignalConfig {

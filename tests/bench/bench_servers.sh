@@ -14,7 +14,11 @@
 #   semaphore  the in-process comparator: the server's own --fail-fast (503
 #              at once when every slot is busy); eager and threaded only;
 #   static     the daemon with configs/static_cap.toml: a fixed in-flight cap
-#              of W at every level and class, RST budget unlimited.
+#              of W at every level and class, RST budget and reflection
+#              limit off. edgeshed keeps the default reflection limit (1,000
+#              RSTs/s per /24 after a burst of 4,000), and the lab's client is
+#              one address: a 5x overload sheds about 2,000/s, and beyond 4 s
+#              some sheds go out as drops (the client retries after 1 s).
 # Clients (loadgen, open loop, 5 s time-out): "conn", a new connection per
 # request; "ka", keep-alive over a fixed pool of BENCH_SERVERS_POOL (50).
 # Loads: FACTOR x the measured capacity for RUN_S seconds, or "burst":
@@ -35,7 +39,9 @@
 # capacity, the client's time to refusal p99, the daemon's adaptive_limit
 # over the run (state.json, min/median/max) and highest level, the server's
 # CPU; for the step, the admitted p99 while halved and the time from the
-# restore until the admitted p99 stays under 1.25x the unloaded p99.
+# restore until the admitted p99 stays under 1.25x the unloaded p99; the
+# requests that waited for a SYN retransmission, with who dropped their SYN
+# (edgeshed's rst_capped and rst_reflect_limited, the server's ListenDrops).
 # Output: $BENCH_OUT/servers/table.txt, table.md, runs/, servers.png.
 #
 # A warm start is run for edgeshed only (the static cap learns nothing), and
@@ -146,6 +152,14 @@ done
 
 # --- one case ----------------------------------------------------------------
 
+# listen_drops: the server namespace's TcpExt ListenDrops (SYNs and ACKs a
+# listener dropped: accept queue full, and the like).
+listen_drops() {
+	# shellcheck disable=SC2016 # an awk program
+	in_srv awk '$1 == "TcpExt:" { if (!h) { for (i = 2; i <= NF; i++) if ($i == "ListenDrops") c = i; h = 1; next }
+		print $c; exit }' /proc/net/netstat
+}
+
 # one_case ID SERVER MS CLIENT LOAD START SETUP: in its own lab; leaves
 # runs/ID.{json,csv,states,daemon.log,info}.
 one_case() {
@@ -183,8 +197,9 @@ one_case() {
 		[ "$start" = warm ] && sleep "$WARM_S"
 		;;
 	esac
-	local c0 c1
+	local c0 c1 d0 d1
 	c0=$(server_cpu_s)
+	d0=$(listen_drops)
 	load_bg case --port "$SVC_PORT" --timeout-ms "$TIMEOUT_MS" "${args[@]}"
 	if [ "$ld" = step ]; then
 		sleep "$STEP_S"
@@ -194,9 +209,16 @@ one_case() {
 	fi
 	wait "$LOAD_PID" || fail "loadgen: exit $?"
 	c1=$(server_cpu_s)
+	d1=$(listen_drops)
 	stop_state_sampler
+	# The data plane's counters since the attach: sheds that went out as a drop
+	# (RST budget, reflection limit) make the refused client retry after 1 s.
+	if [ -n "${DAEMON:-}" ]; then
+		es_status >"$out/runs/$id.status.json" 2>/dev/null || rm -f "$out/runs/$id.status.json"
+	fi
 	echo "cpu $(awk -v a="$c0" -v b="$c1" -v d="$(jv case .duration_s)" 'BEGIN { printf "%.0f", (d > 0 ? (b - a) * 100 / d : 0) }')" \
 		>"$out/runs/$id.info"
+	echo "listen_drops $((d1 - d0))" >>"$out/runs/$id.info"
 	cp "$SC_WORK/case.json" "$out/runs/$id.json"
 	cp "$SC_WORK/case.csv" "$out/runs/$id.csv"
 	[ -f "$SC_WORK/states" ] && cp "$SC_WORK/states" "$out/runs/$id.states"
@@ -288,6 +310,29 @@ before_near_pct() {
 		END { printf "%.0f\n", t ? b * 100 / t : 0 }' "$1"
 }
 
+# retry_figures CSV: "RETRIED P99_FIRST": the requests whose first SYN went
+# unanswered and that waited for its retransmission (1 s on Linux): admitted
+# with a connect time of 1 s or more, or refused 1 s or more after their
+# start; and the admitted p99 of the others ("-" without any).
+retry_figures() {
+	gawk -F, '
+		NR > 1 && $3 == "ok" { if ($5 != "" && $5 + 0 >= 1000) r++; else v[++n] = $4 }
+		NR > 1 && $3 == "refused" && $4 + 0 >= 1000 { r++ }
+		END {
+			p = "-"
+			if (n) { asort(v); k = int(0.99 * n + 0.999999); if (k < 1) k = 1; p = sprintf("%.1f", v[k]) }
+			print r + 0, p
+		}' "$1"
+}
+
+# drop_figures STATUS_JSON: "DROPPED REFLECT": the sheds the data plane sent
+# as a drop rather than a RST (RST budget or reflection limit spent), and of
+# them those at the reflection limit; "- -" without the status (no daemon).
+drop_figures() {
+	[ -s "$1" ] || { echo "- -"; return; }
+	jq -r '"\([.classes[].counters.rst_capped] | add // 0) \(.counters.rst_reflect_limited // 0)"' "$1"
+}
+
 # The row of a case: the columns of the table.
 case_row() {
 	local id=$1 server=$2 ms=$3 client=$4 ld=$5 start=$6 setup=$7 cap win_ms st cpu stepf="- - -" settled
@@ -311,8 +356,11 @@ case_row() {
 	local conns near
 	conns=$(jq '[.classes[].connect_ms.count // 0] | add' "$out/runs/$id.json")
 	near=$(limit_near_ms "$out/runs/$id.states")
+	local drops
+	drops=$(awk '$1 == "listen_drops" { print $2 }' "$out/runs/$id.info")
 	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf" \
-		"$near $conns $(before_near_pct "$out/runs/$id.csv" "$near")"
+		"$near $conns $(before_near_pct "$out/runs/$id.csv" "$near") $(retry_figures "$out/runs/$id.csv")" \
+		"$(drop_figures "$out/runs/$id.status.json") ${drops:--}"
 }
 
 # --- the matrix --------------------------------------------------------------
@@ -412,8 +460,9 @@ if [ "$REPORT_ONLY" = 1 ] && grep -q '^machine: ' "$out/table.txt" 2>/dev/null; 
 fi
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
 	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
-	"limit near ms" connections "% before near")
-fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s\n'
+	"limit near ms" connections "% before near" "SYN retried" "p99 first SYN" "sheds dropped" "at reflect limit"
+	"listen drops")
+fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
 	echo "$measured"
@@ -437,7 +486,11 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	echo "p99 (never: not within that phase); limit near: ms from the daemon's start until its adaptive limit is first"
 	echo "at most 1.25x the server's slots (which it was never told); connections: established by the client;"
 	echo "% before near: of the admitted requests, those started before the limit was near (at the initial limit"
-	echo "of a cold start, while the first probes search for the capacity)."
+	echo "of a cold start, while the first probes search for the capacity); SYN retried: requests whose first SYN"
+	echo "went unanswered, admitted with a connect of 1 s or more or refused after 1 s or more (Linux retransmits a"
+	echo "SYN after 1 s); p99 first SYN: the admitted p99 of the others; sheds dropped: sheds sent as a drop rather"
+	echo "than a RST (edgeshed's counters), at reflect limit: of them, over the RST limit per client prefix; listen"
+	echo "drops: SYNs the server's kernel dropped (TcpExt ListenDrops: accept queue full)."
 } | tee "$out/table.txt"
 {
 	echo "| server | S ms | capacity/s | cpu % | idle p99 ms |"
@@ -456,13 +509,36 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 } >"$out/table.md"
 
 # --- targets -------------------------------------------------------------------
+
+# reflect_limit: edgeshed's RST reflection limit in the runs, from a status
+# the daemon of port_only.toml wrote ("-" before any).
+reflect_limit() {
+	local f=("$out"/runs/*.edgeshed.status.json)
+	[ -s "${f[0]}" ] || { echo -; return; }
+	jq -r '.rst_reflect | "\(.per_sec)/s per /\(.prefix_v4) after a burst of \(.burst)"' "${f[0]}"
+}
 # Issue #15's targets, for edgeshed (port_only.toml) from a cold start; a miss
 # is listed with the figures that say why.
 targets() {
 	local drift="- -"
 	[ -s "$out/drift" ] && drift=$(cat "$out/drift")
-	gawk -v pool="$POOL" -v w="$W" -v drift="$drift" '
+	gawk -v pool="$POOL" -v w="$W" -v drift="$drift" -v reflect="$(reflect_limit)" '
 		FILENAME == ARGV[1] { u[$1 " " $2] = $6; next }
+		# Requests that waited for a SYN retransmission, and who dropped the SYN:
+		# edgeshed (a shed sent as a drop) or the server'"'"'s kernel.
+		function retried(   why) {
+			if (f[26] == "" || f[26] == 0) return ""
+			why = sprintf("; %d requests waited 1 s for a SYN retransmission (admitted p99 without them %s ms):", f[26], f[27])
+			if (f[28] != "-" && f[28] > 0)
+				why = why sprintf(" edgeshed sent %d sheds as drops, %d at the RST reflection limit (%s; the lab'"'"'s client is one address)", f[28], f[29], reflect)
+			if (f[30] != "-" && f[30] > 0)
+				why = why sprintf("%s the server'"'"'s kernel dropped %d (ListenDrops)", (f[28] > 0 ? ";" : ""), f[30])
+			if (f[28] == "-" && f[30] == "-")
+				why = why " the run recorded neither edgeshed'"'"'s nor the server kernel'"'"'s drops"
+			else if (!(f[28] > 0) && !(f[30] > 0))
+				why = why " no drop counted by edgeshed or the server'"'"'s kernel"
+			return why
+		}
 		{ key = $1 " " $2 " " $3 " " $4; row[key " " $6 " " $5] = $0 }
 		# Why edgeshed (f) lost to a comparator (g) on the same case: the side
 		# it lost on, and what held its p99 up (the search from the initial
@@ -483,6 +559,7 @@ targets() {
 					why = why sprintf(", limit <= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[23], f[25])
 				if (name == "semaphore" && f[3] == "ka")
 					why = why ", the semaphore refuses requests (503) on open connections"
+				why = why retried()
 			}
 			if (!done_ok)
 				why = why (p99_ok ? "" : ";") sprintf(" done %.0f%% of the %s'"'"'s (shed %s/%s, limit min/med/max %s)",
@@ -504,7 +581,7 @@ targets() {
 				if (f[4] == "1.6" || f[4] == "5") {
 					r = (f[11] != "-" && un > 0) ? f[11] / un : 99
 					line("p99 <= 1.25x unloaded", c, sprintf("%.2fx (%s ms)", r, f[11]), r <= 1.25,
-						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, <= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16], f[23], f[25]) ka)
+						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, <= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16], f[23], f[25]) ka retried())
 					static_done = ""
 					if ((f[1] " " f[2] " " f[3] " " f[4] " static cold") in row) {
 						split(row[f[1] " " f[2] " " f[3] " " f[4] " static cold"], g, " ")
@@ -515,7 +592,7 @@ targets() {
 					# The client times a refusal; on a small host it shares the
 					# cores with the processes of the server.
 					line("refusal p99 <= 1 ms", c, f[15] " ms", f[15] != "-" && f[15] <= 1,
-						(f[15] == "-" ? "nothing was shed" : sprintf("lost %d; the server'"'"'s processes at %s%% of a core beside the client", f[9], f[19])))
+						(f[15] == "-" ? "nothing was shed" : sprintf("lost %d; the server'"'"'s processes at %s%% of a core beside the client", f[9], f[19]) retried()))
 				} else if (f[4] == "0.7") {
 					line("0 shed at 0.7x", c, f[8] " shed", f[8] == 0, sprintf("limit min/med/max %s; top level %s", f[16], f[17]))
 				} else if (f[4] == "step") {

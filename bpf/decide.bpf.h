@@ -305,25 +305,25 @@ static __always_inline int budget_take(void *budget_map, __u32 limit, __u64 now)
 	return 1;
 }
 
-/* The reflection limit's key: the shed SYN's sender, cut to its prefix. */
+/* The reflection limit's key: a sender's address, cut to its prefix. */
 static __always_inline void
 reflect_key(struct edgeshed_rst_reflect_key *key,
-	    const struct edgeshed_rst_reflect *lim,
-	    const struct edgeshed_pkt *pkt)
+	    const struct edgeshed_rst_reflect *lim, __u8 family,
+	    const __be32 *addr)
 {
 	int prefix, i;
 
-	key->family = pkt->family;
-	if (pkt->family != AF_INET6) {
+	key->family = family;
+	if (family != AF_INET6) {
 		prefix = lim->prefix4 ? lim->prefix4 :
 					EDGESHED_DEFAULT_RST_REFLECT_PREFIX4;
-		key->addr[0] = prefix_word(pkt->saddr, 0, prefix);
+		key->addr[0] = prefix_word(addr, 0, prefix);
 		return;
 	}
 	prefix = lim->prefix6 ? lim->prefix6 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX6;
 #pragma unroll
 	for (i = 0; i < 4; i++)
-		key->addr[i] = prefix_word(pkt->saddr, i, prefix);
+		key->addr[i] = prefix_word(addr, i, prefix);
 }
 
 /*
@@ -342,7 +342,7 @@ static __always_inline int reflect_take(const struct edgeshed_config *cfg,
 	if (!lim->per_sec)
 		return 1;
 	interval = NSEC_PER_SEC / lim->per_sec;
-	reflect_key(&key, lim, pkt);
+	reflect_key(&key, lim, pkt->family, pkt->saddr);
 	next = bpf_map_lookup_elem(&es_rst_reflect, &key);
 	if (!next) {
 		/* A network not seen lately: its whole burst, less this RST.
@@ -353,6 +353,42 @@ static __always_inline int reflect_take(const struct edgeshed_config *cfg,
 	}
 	return gcra_take(next, interval,
 			 interval * ((lim->burst ? lim->burst : 1) - 1), now);
+}
+
+/*
+ * A connection established from a network earns it per_conn RSTs of its
+ * reflection limit, up to its whole burst. A spoofed flood cannot complete
+ * handshakes from its victim's addresses, so this lifts only the limit of
+ * networks with real clients: many of them behind one NAT, shed by a
+ * sustained overload, are refused instead of waiting 1 s for a retransmitted
+ * SYN. A network not limited lately has no entry and its whole burst.
+ */
+static __always_inline void reflect_credit(const struct edgeshed_config *cfg,
+					   __u8 family, const __be32 *addr,
+					   __u64 now)
+{
+	const struct edgeshed_rst_reflect *lim = &cfg->rst_reflect;
+	struct edgeshed_rst_reflect_key key = {};
+	__u64 credit, due;
+	__u64 *next;
+
+	if (!lim->per_sec || !lim->per_conn)
+		return;
+	reflect_key(&key, lim, family, addr);
+	next = bpf_map_lookup_elem(&es_rst_reflect, &key);
+	if (!next)
+		return;
+	credit = (NSEC_PER_SEC / lim->per_sec) * lim->per_conn;
+	due = *(volatile __u64 *)next;
+	if (due <= now)
+		return;
+	/* Paid off: a due time in the past restores the whole burst
+	 * (gcra_take()), whichever CPU's clock reads it. A CPU that moved the
+	 * word meanwhile wins, and this credit is lost: none is made up. */
+	if (due - now <= credit)
+		__sync_val_compare_and_swap(next, due, 0);
+	else
+		__sync_fetch_and_sub(next, credit);
 }
 
 /* Samples a shed decision (or one observe mode would take) into the event

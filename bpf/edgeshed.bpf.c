@@ -175,16 +175,22 @@ static __always_inline int v4_mapped(const __be32 *a)
 	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
 }
 
-/* Class of a passively opened socket, found as the SYN's was, and its
- * port's latency slot. */
+/* What the tracker finds of a passively opened socket of a protected port. */
+struct tracked_sock {
+	const struct edgeshed_config *cfg;
+	__be32 peer[4]; /* the client's address; IPv4 uses [0] */
+	__u8 family;	/* the client's: AF_INET for a v4-mapped one */
+	__u8 latency_slot;
+	__u32 class_id; /* found as the SYN's was */
+};
+
+/* Fills t for a socket of a protected port; -1 for any other socket. */
 static __always_inline int socket_class(struct sock *sk, __u16 port,
-					__u32 *class_id, __u8 *latency_slot)
+					struct tracked_sock *t)
 {
-	struct edgeshed_config *cfg;
+	const struct edgeshed_config *cfg;
 	struct edgeshed_port *p;
 	__u32 key = port;
-	__be32 addr[4];
-	__u8 family;
 
 	p = bpf_map_lookup_elem(&es_ports, &key);
 	if (!p || !(p->protocols & EDGESHED_PORT_TCP))
@@ -198,22 +204,24 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 	if (cfg->netns_ino &&
 	    sk->__sk_common.skc_net.net->ns.inum != cfg->netns_ino)
 		return -1;
-	family = sk->__sk_common.skc_family;
-	if (family == AF_INET) {
-		addr[0] = sk->__sk_common.skc_daddr;
-	} else if (family == AF_INET6) {
-		__builtin_memcpy(addr, sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32,
-				 sizeof(addr));
-		if (v4_mapped(addr)) {
-			family = AF_INET;
-			addr[0] = addr[3];
+	t->family = sk->__sk_common.skc_family;
+	if (t->family == AF_INET) {
+		t->peer[0] = sk->__sk_common.skc_daddr;
+	} else if (t->family == AF_INET6) {
+		__builtin_memcpy(t->peer,
+				 sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32,
+				 sizeof(t->peer));
+		if (v4_mapped(t->peer)) {
+			t->family = AF_INET;
+			t->peer[0] = t->peer[3];
 		}
 	} else {
 		return -1;
 	}
-	*latency_slot = p->latency_slot;
-	*class_id = classify_source(cfg, family, addr, p->class_id);
-	return *class_id < EDGESHED_NUM_CLASSES ? 0 : -1;
+	t->cfg = cfg;
+	t->latency_slot = p->latency_slot;
+	t->class_id = classify_source(cfg, t->family, t->peer, p->class_id);
+	return t->class_id < EDGESHED_NUM_CLASSES ? 0 : -1;
 }
 
 static __always_inline void inflight_add(__u16 port, __u32 class_id, __s64 d)
@@ -238,24 +246,25 @@ static __always_inline void inflight_add(__u16 port, __u32 class_id, __s64 d)
  */
 static __always_inline void count_socket(struct sock *sk, int opened_now)
 {
+	struct tracked_sock t = {};
 	struct edgeshed_sk_state *st;
-	__u8 latency_slot;
-	__u32 class_id;
 	__u16 port = sk->__sk_common.skc_num;
 
-	if (socket_class(sk, port, &class_id, &latency_slot))
+	if (socket_class(sk, port, &t))
 		return;
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL,
 				BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st || st->counted)
 		return;
-	if (opened_now)
-		st->established_ns = bpf_ktime_get_ns();
 	st->port = port;
-	st->class_id = class_id;
-	st->latency_slot = latency_slot;
+	st->class_id = t.class_id;
+	st->latency_slot = t.latency_slot;
 	st->counted = 1;
-	inflight_add(port, class_id, 1);
+	inflight_add(port, t.class_id, 1);
+	if (opened_now) {
+		st->established_ns = bpf_ktime_get_ns();
+		reflect_credit(t.cfg, t.family, t.peer, st->established_ns);
+	}
 }
 
 /*

@@ -86,6 +86,8 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
           "Leading bits of an IPv4 sender that make its network", 1, 32);
   bounded("--rst-reflect-prefix-v6", args->rst_reflect.prefix_v6,
           "Leading bits of an IPv6 sender that make its network", 1, 128);
+  bounded("--rst-reflect-per-conn", args->rst_reflect.per_conn,
+          "RSTs a sender network earns per connection it establishes; 0: none", 0, 65535);
   bounded("--hash-prefix-v4", args->hash_prefix_v4,
           "Leading bits of an IPv4 source the source-hash draw covers", 1, 32);
   bounded("--hash-prefix-v6", args->hash_prefix_v6,

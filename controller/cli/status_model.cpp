@@ -264,7 +264,8 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
       {"per_sec", reflect.per_sec},
       {"burst", std::max<uint32_t>(reflect.burst, 1)},
       {"prefix_v4", reflect.prefix4 ? reflect.prefix4 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX4},
-      {"prefix_v6", reflect.prefix6 ? reflect.prefix6 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX6}};
+      {"prefix_v6", reflect.prefix6 ? reflect.prefix6 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX6},
+      {"per_conn", reflect.per_conn}};
   j["hash_prefix_v4"] = cfg->hash_prefix4 ? cfg->hash_prefix4 : EDGESHED_DEFAULT_HASH_PREFIX4;
   j["hash_prefix_v6"] = cfg->hash_prefix6 ? cfg->hash_prefix6 : EDGESHED_DEFAULT_HASH_PREFIX6;
   j["level"] = set->level;

@@ -120,9 +120,11 @@ struct RstReflectConfig {
   uint32_t burst = EDGESHED_DEFAULT_RST_REFLECT_BURST;
   uint32_t prefix_v4 = EDGESHED_DEFAULT_RST_REFLECT_PREFIX4;
   uint32_t prefix_v6 = EDGESHED_DEFAULT_RST_REFLECT_PREFIX6;
+  uint32_t per_conn = EDGESHED_DEFAULT_RST_REFLECT_PER_CONN;  // 0: a network earns none
 
   edgeshed_rst_reflect to_abi() const {
-    return {per_sec, burst, static_cast<__u8>(prefix_v4), static_cast<__u8>(prefix_v6), {}};
+    return {per_sec, burst, static_cast<__u8>(prefix_v4), static_cast<__u8>(prefix_v6),
+            static_cast<__u16>(per_conn)};
   }
 };
 

@@ -140,6 +140,7 @@ void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane) {
   reader.integer("rst_reflect_burst", dataplane.rst_reflect.burst, 1, 10'000'000);
   reader.integer("rst_reflect_prefix_v4", dataplane.rst_reflect.prefix_v4, 1, 32);
   reader.integer("rst_reflect_prefix_v6", dataplane.rst_reflect.prefix_v6, 1, 128);
+  reader.integer("rst_reflect_per_conn", dataplane.rst_reflect.per_conn, 0, 65535);
   reader.integer("hash_prefix_v4", dataplane.hash_prefix_v4, 1, 32);
   reader.integer("hash_prefix_v6", dataplane.hash_prefix_v6, 1, 128);
   reader.integer("events_per_sec_per_cpu", dataplane.events_per_sec_per_cpu, 0, 1'000'000);

@@ -33,7 +33,8 @@ struct AttachOptions {
   uint32_t rst_per_sec_per_cpu = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
   edgeshed_rst_reflect rst_reflect = {
       EDGESHED_DEFAULT_RST_REFLECT_PER_SEC, EDGESHED_DEFAULT_RST_REFLECT_BURST,
-      EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6, {}};
+      EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6,
+      EDGESHED_DEFAULT_RST_REFLECT_PER_CONN};
   uint32_t events_per_sec_per_cpu = 100;
   uint32_t event_sample = 1;
   // Leading bits of a source address the source-hash draw covers.

@@ -158,13 +158,17 @@ struct edgeshed_rst_reflect {
 	__u32 burst;   /* 0: 1 */
 	__u8 prefix4;  /* 0: EDGESHED_DEFAULT_RST_REFLECT_PREFIX4 */
 	__u8 prefix6;  /* 0: EDGESHED_DEFAULT_RST_REFLECT_PREFIX6 */
-	__u8 _pad[2];
+	__u16 per_conn; /* RSTs a network earns per connection it establishes; 0: none */
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rst_reflect) == 12, "RST reflection ABI");
 
 #define EDGESHED_DEFAULT_RST_REFLECT_PER_SEC 1000u
 /* 2,000 refusals in 0.1 s from one network fit, with room. */
 #define EDGESHED_DEFAULT_RST_REFLECT_BURST 4000u
+/* A spoofer cannot complete a handshake from its victim's addresses, so a
+ * network that establishes connections is real: clients behind one NAT shed
+ * at up to 9x the rate they are admitted at are still refused, not dropped. */
+#define EDGESHED_DEFAULT_RST_REFLECT_PER_CONN 8u
 #define EDGESHED_DEFAULT_RST_REFLECT_PREFIX4 24
 #define EDGESHED_DEFAULT_RST_REFLECT_PREFIX6 48
 /* Networks the limit tracks at once (LRU): about 1.5 MiB. Under a flood

@@ -16,9 +16,9 @@
 #   static     the daemon with configs/static_cap.toml: a fixed in-flight cap
 #              of W at every level and class, RST budget and reflection
 #              limit off. edgeshed keeps the default reflection limit (1,000
-#              RSTs/s per /24 after a burst of 4,000), and the lab's client is
-#              one address: a 5x overload sheds about 2,000/s, and beyond 4 s
-#              some sheds go out as drops (the client retries after 1 s).
+#              RSTs/s per /24 after a burst of 4,000, 8 more per connection
+#              the network establishes), and the lab's client is one address:
+#              beyond about 10x its sheds would go out as drops.
 # Clients (loadgen, open loop, 5 s time-out): "conn", a new connection per
 # request; "ka", keep-alive over a fixed pool of BENCH_SERVERS_POOL (50).
 # Loads: FACTOR x the measured capacity for RUN_S seconds, or "burst":

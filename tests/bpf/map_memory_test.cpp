@@ -180,7 +180,8 @@ class MapMemoryTest : public ::testing::Test {
     auto cfg = dp_.config();
     cfg.action = EDGESHED_ACTION_RST;
     cfg.rst_reflect = {EDGESHED_DEFAULT_RST_REFLECT_PER_SEC, EDGESHED_DEFAULT_RST_REFLECT_BURST,
-                       EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6, {}};
+                       EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6,
+      EDGESHED_DEFAULT_RST_REFLECT_PER_CONN};
     cfg.heartbeat_timeout_ns = 3600 * kSecond;
     dp_.set_config(cfg);
     dp_.set_class_policy(EDGESHED_CLASS_CRITICAL, {0, 0, 1000, 100});

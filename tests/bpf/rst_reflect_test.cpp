@@ -27,7 +27,8 @@ constexpr size_t kIpv4At = 14, kIpv4Len = 20, kIpv4ChecksumAt = 10, kIpv4SrcAt =
 
 edgeshed_rst_reflect defaults() {
   return {EDGESHED_DEFAULT_RST_REFLECT_PER_SEC, EDGESHED_DEFAULT_RST_REFLECT_BURST,
-          EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6, {}};
+          EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6,
+      EDGESHED_DEFAULT_RST_REFLECT_PER_CONN};
 }
 
 class RstReflectTest : public ::testing::TestWithParam<Entry> {

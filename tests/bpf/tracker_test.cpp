@@ -15,6 +15,7 @@
 #include "bpf/dataplane_fixture.h"
 #include "common/fd.h"
 #include "common/loopback.h"
+#include "common/packet.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {
@@ -153,6 +154,76 @@ TEST_F(TrackerTest, ManyShortConnectionsLeaveNoCount) {
     if (i % 2) client.reset();  // alternate who closes first
   }
   expect_counts(port, EDGESHED_CLASS_NORMAL, 0);
+}
+
+// A network that establishes connections is real (a spoofer cannot finish a
+// handshake from its victim's addresses): each one earns it per_conn RSTs
+// of its reflection limit, up to the whole burst, so clients behind one
+// address that a sustained overload sheds are refused rather than dropped.
+class ReflectCreditTest : public TrackerTest {
+ protected:
+  // Every SYN to kNormalPort shed by a RST, within the reflection limit:
+  // one RST a second once the burst is spent, so the test never refills it.
+  void shed_all(uint16_t per_conn) {
+    auto cfg = dp_.config();
+    cfg.action = EDGESHED_ACTION_RST;
+    cfg.rst_per_sec_per_cpu = 10'000'000;
+    cfg.rst_reflect = {1, kBurst, 24, 48, per_conn};
+    dp_.set_config(cfg);
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  }
+  // SYNs from 127.0.0.0/24 until one is dropped: the RSTs it was sent.
+  int rsts_until_a_drop() {
+    for (int i = 0; i < 100; ++i) {
+      auto frame =
+          PacketBuilder::syn_v4(static_cast<uint16_t>(30000 + i), kNormalPort, "127.0.0.9").build();
+      if (dp_.run(Entry::kXdp, frame).verdict != Verdict::kTx) return i;
+    }
+    return -1;
+  }
+  // n connections from 127.0.0.1 to a protected loopback port, established.
+  void establish(uint16_t port, size_t n) {
+    for (size_t i = 0; i < n; ++i) clients_.push_back(connect_loopback(AF_INET, port));
+    expect_counts(port, EDGESHED_CLASS_NORMAL, clients_.size());
+  }
+
+  static constexpr uint32_t kBurst = 4;
+  std::vector<Fd> clients_;
+};
+
+TEST_F(ReflectCreditTest, AnEstablishedConnectionEarnsItsNetworkRsts) {
+  constexpr uint16_t kPerConn = 3;
+  shed_all(kPerConn);
+  uint16_t port;
+  Fd listener = listen_on_loopback(AF_INET, &port);
+  protect(port, EDGESHED_CLASS_NORMAL);
+
+  EXPECT_EQ(rsts_until_a_drop(), static_cast<int>(kBurst));
+  establish(port, 1);
+  EXPECT_EQ(rsts_until_a_drop(), kPerConn);
+  // Credit beyond the burst is not kept: two more pay the debt off, and the
+  // network has its burst again, no more.
+  establish(port, 2);
+  EXPECT_EQ(rsts_until_a_drop(), static_cast<int>(kBurst));
+  // Without a new connection, nothing more.
+  EXPECT_EQ(rsts_until_a_drop(), 0);
+  EXPECT_EQ(dp_.stats().global[EDGESHED_GCTR_RST_REFLECT_LIMITED], 4u);
+}
+
+TEST_F(ReflectCreditTest, NothingIsEarnedWithoutPerConnOrOnAnUnprotectedPort) {
+  shed_all(0);
+  uint16_t port, other;
+  Fd listener = listen_on_loopback(AF_INET, &port);
+  Fd unprotected = listen_on_loopback(AF_INET, &other);
+  protect(port, EDGESHED_CLASS_NORMAL);
+  EXPECT_EQ(rsts_until_a_drop(), static_cast<int>(kBurst));
+  establish(port, 2);
+  EXPECT_EQ(rsts_until_a_drop(), 0);
+
+  shed_all(3);
+  Fd elsewhere = connect_loopback(AF_INET, other);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(rsts_until_a_drop(), 0);
 }
 
 }  // namespace

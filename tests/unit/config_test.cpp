@@ -66,6 +66,7 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(config.dataplane.rst_reflect.burst, 4000u);
   EXPECT_EQ(config.dataplane.rst_reflect.prefix_v4, 24u);
   EXPECT_EQ(config.dataplane.rst_reflect.prefix_v6, 48u);
+  EXPECT_EQ(config.dataplane.rst_reflect.per_conn, 8u);
   EXPECT_EQ(config.dataplane.hash_prefix_v4, 32u);
   EXPECT_EQ(config.dataplane.hash_prefix_v6, 64u);
   EXPECT_TRUE(config.interfaces.empty());
@@ -147,6 +148,7 @@ rst_reflect_per_sec = 0
 rst_reflect_burst = 50
 rst_reflect_prefix_v4 = 16
 rst_reflect_prefix_v6 = 32
+rst_reflect_per_conn = 0
 hash_prefix_v4 = 24
 hash_prefix_v6 = 48
 
@@ -222,6 +224,7 @@ path = "/tmp/pressure"
   EXPECT_EQ(reflect.burst, 50u);
   EXPECT_EQ(reflect.prefix4, 16u);
   EXPECT_EQ(reflect.prefix6, 32u);
+  EXPECT_EQ(reflect.per_conn, 0u);
   EXPECT_EQ(config.dataplane.hash_prefix_v4, 24u);
   EXPECT_EQ(config.dataplane.hash_prefix_v6, 48u);
   ASSERT_EQ(config.interfaces.size(), 1u);
@@ -268,7 +271,7 @@ path = "/tmp/pressure"
   EXPECT_EQ(probe.stale_after, seconds(2));
   ASSERT_NE(config::signal_keys(probe).get("http_path"), nullptr);
   EXPECT_EQ(config::signal_keys(probe)["http_path"].value_or(std::string()), "/health");
-  EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:70:1: signal[0].http_path");
+  EXPECT_EQ(probe.locate("http_path"), "edgeshed.toml:71:1: signal[0].http_path");
   EXPECT_EQ(config::signal_keys(config.signals[1])["path"].value_or(std::string()),
             "/tmp/pressure");
 }
@@ -433,6 +436,9 @@ TEST(ConfigErrorTest, IntegerOutOfRangeOrNotAnInteger) {
             "edgeshed.toml:2:1: dataplane.hash_prefix_v6 = 129: must be an integer in [1, 128]");
   EXPECT_EQ(error_of("[dataplane]\nhash_prefix_v4 = 0\n"),
             "edgeshed.toml:2:1: dataplane.hash_prefix_v4 = 0: must be an integer in [1, 32]");
+  EXPECT_EQ(error_of("[dataplane]\nrst_reflect_per_conn = 65536\n"),
+            "edgeshed.toml:2:1: dataplane.rst_reflect_per_conn = 65536: must be an integer in [0, "
+            "65535]");
   EXPECT_EQ(error_of("[dataplane]\nrst_reflect_burst = 0\n"),
             "edgeshed.toml:2:1: dataplane.rst_reflect_burst = 0: must be an integer in [1, "
             "10000000]");

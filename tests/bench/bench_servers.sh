@@ -295,6 +295,27 @@ minute_p99() {
 		}' "$1"
 }
 
+# minute_server_p99 STATES: the median of the kernel's response-time p99 (what
+# the server itself took) in each whole minute of the run, "/"-separated.
+minute_server_p99() {
+	gawk 'NR == 1 { t0 = $1 } { m = int(($1 - t0) / 60000); k[m]++ } $5 != "-" && $5 != "" { v[m][++n[m]] = $5 }
+		END {
+			for (i = 0; i in k; i++) {
+				if (k[i] < 150) break # the cut-off tail, as in drift_figures
+				p = "-"; if (i in n) { asort(v[i]); p = sprintf("%.1f", v[i][int((n[i] + 1) / 2)]) }
+				line = line (i ? "/" : "") p
+			}
+			print line
+		}' "$1"
+}
+
+# minute_done CSV: the answers completed per second in each whole minute,
+# "/"-separated.
+minute_done() {
+	gawk -F, 'NR > 1 && $3 == "ok" { m = int($1 / 60000); n[m]++; if (m > last) last = m }
+		END { for (i = 0; i <= last; i++) line = line (i ? "/" : "") sprintf("%.0f", n[i] / 60); print line }' "$1"
+}
+
 # limit_near_ms STATES: ms from the first sample until the adaptive limit is
 # first at most 1.25 x W (the slots the law was never told of); "never".
 limit_near_ms() {
@@ -351,7 +372,8 @@ case_row() {
 	cpu=$(awk '$1 == "cpu" { print $2 }' "$out/runs/$id.info")
 	[ "$ld" = step ] && stepf=$(step_figures "$out/runs/$id.csv" "$(cap_of "$server" "$ms" 6)")
 	if [ "$ld" = drift ]; then
-		echo "$(drift_figures "$out/runs/$id.states") $(minute_p99 "$out/runs/$id.csv")" >"$out/drift"
+		echo "$(drift_figures "$out/runs/$id.states") $(minute_p99 "$out/runs/$id.csv")" \
+			"$(minute_server_p99 "$out/runs/$id.states") $(minute_done "$out/runs/$id.csv")" >"$out/drift"
 	fi
 	local conns near
 	conns=$(jq '[.classes[].connect_ms.count // 0] | add' "$out/runs/$id.json")
@@ -581,7 +603,8 @@ targets() {
 				if (f[4] == "1.6" || f[4] == "5") {
 					r = (f[11] != "-" && un > 0) ? f[11] / un : 99
 					line("p99 <= 1.25x unloaded", c, sprintf("%.2fx (%s ms)", r, f[11]), r <= 1.25,
-						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, <= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16], f[23], f[25]) ka retried())
+						sprintf("from 2 s on %s ms (%.2fx); server p99 %s ms; limit %s, ", f[12], (f[12] != "-" ? f[12] / un : 0), f[18], f[16]) \
+						(f[23] == "never" ? "never <= 1.25x the slots in the run" : sprintf("<= 1.25x the slots after %s ms (%s%% of the admitted requests started before)", f[23], f[25])) ka retried())
 					static_done = ""
 					if ((f[1] " " f[2] " " f[3] " " f[4] " static cold") in row) {
 						split(row[f[1] " " f[2] " " f[3] " " f[4] " static cold"], g, " ")
@@ -601,8 +624,13 @@ targets() {
 						(f[3] == "ka" ? "; keep-alive: " f[24] " of the pool of " pool " connections admitted (" w / 2 " slots while halved) stay open and carry every request, and the server itself takes p99 " f[18] " ms" : ""))
 				} else if (f[4] == "drift") {
 					split(drift, d, " ")
-					line("limit drift <= 10% / 5 min", c, d[2] "%", d[2] != "-" && d[2] <= 10,
-						"medians per minute " d[1])
+					# From the second minute to the last: the limit, what the
+					# server itself took, what it completed.
+					nm = split(d[1], lm, "/"); split(d[4], sm, "/"); split(d[5], dm, "/")
+					why = "medians per minute " d[1]
+					if (nm >= 3 && (nm in sm))
+						why = why sprintf("; from the second minute to the last, the limit %s -> %s while the server'"'"'s own p99 went %s -> %s ms and its completions %s -> %s/s", lm[2], lm[nm], sm[2], sm[nm], dm[2], dm[nm])
+					line("limit drift <= 10% / 5 min", c, d[2] "%", d[2] != "-" && d[2] <= 10, why)
 				}
 			}
 			# edgeshed against the comparators, same case.
@@ -637,9 +665,10 @@ targets() {
 		echo "edgeshed's BPF programs $kcpu% of a core ($runs runs/s, $nsreq ns per request; kernel.bpf_stats_enabled)."
 	fi
 	if [ -s "$out/drift" ]; then
-		read -r med pct p99s <"$out/drift"
+		read -r med pct p99s srvs dones <"$out/drift"
 		echo "Drift over ${DRIFT_S} s at 1.6x (eager, new connections): the adaptive limit's median per minute $med;"
-		echo "the last minute's is $pct% from the second's. Admitted p99 per minute: $p99s ms."
+		echo "the last minute's is $pct% from the second's. Admitted p99 per minute: $p99s ms; the server's own"
+		echo "p99 (kernel, median of 1 s windows): ${srvs:--} ms; completed: ${dones:--}/s."
 	fi
 	echo
 	echo "Targets (edgeshed with port_only.toml, cold start; a miss says why):"

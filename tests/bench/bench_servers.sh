@@ -382,7 +382,7 @@ case_row() {
 	drops=$(awk '$1 == "listen_drops" { print $2 }' "$out/runs/$id.info")
 	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf" \
 		"$near $conns $(before_near_pct "$out/runs/$id.csv" "$near") $(retry_figures "$out/runs/$id.csv")" \
-		"$(drop_figures "$out/runs/$id.status.json") ${drops:--}"
+		"$(drop_figures "$out/runs/$id.status.json") ${drops:--} $(jq -r '.start_lag_ms.p99 // "-"' "$out/runs/$id.json")"
 }
 
 # --- the matrix --------------------------------------------------------------
@@ -483,8 +483,8 @@ fi
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
 	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
 	"limit near ms" connections "% before near" "SYN retried" "p99 first SYN" "sheds dropped" "at reflect limit"
-	"listen drops")
-fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s\n'
+	"listen drops" "client lag p99 ms")
+fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
 	echo "$measured"
@@ -512,7 +512,8 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	echo "went unanswered, admitted with a connect of 1 s or more or refused after 1 s or more (Linux retransmits a"
 	echo "SYN after 1 s); p99 first SYN: the admitted p99 of the others; sheds dropped: sheds sent as a drop rather"
 	echo "than a RST (edgeshed's counters), at reflect limit: of them, over the RST limit per client prefix; listen"
-	echo "drops: SYNs the server's kernel dropped (TcpExt ListenDrops: accept queue full)."
+	echo "drops: SYNs the server's kernel dropped (TcpExt ListenDrops: accept queue full); client lag: how late"
+	echo "loadgen started its requests (p99), a measure of the client's own delays on this host."
 } | tee "$out/table.txt"
 {
 	echo "| server | S ms | capacity/s | cpu % | idle p99 ms |"
@@ -615,7 +616,7 @@ targets() {
 					# The client times a refusal; on a small host it shares the
 					# cores with the processes of the server.
 					line("refusal p99 <= 1 ms", c, f[15] " ms", f[15] != "-" && f[15] <= 1,
-						(f[15] == "-" ? "nothing was shed" : sprintf("lost %d; the server'"'"'s processes at %s%% of a core beside the client", f[9], f[19]) retried()))
+						(f[15] == "-" ? "nothing was shed" : sprintf("lost %d; the client'"'"'s own lag p99 %s ms (requests started late); the server'"'"'s processes at %s%% of a core beside the client", f[9], f[31], f[19]) retried()))
 				} else if (f[4] == "0.7") {
 					line("0 shed at 0.7x", c, f[8] " shed", f[8] == 0, sprintf("limit min/med/max %s; top level %s", f[16], f[17]))
 				} else if (f[4] == "step") {

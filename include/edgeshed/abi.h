@@ -166,8 +166,9 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rst_reflect) == 12, "RST reflection A
 /* 2,000 refusals in 0.1 s from one network fit, with room. */
 #define EDGESHED_DEFAULT_RST_REFLECT_BURST 4000u
 /* A spoofer cannot complete a handshake from its victim's addresses, so a
- * network that establishes connections is real: clients behind one NAT shed
- * at up to 9x the rate they are admitted at are still refused, not dropped. */
+ * network that establishes connections is real: clients behind one NAT, shed
+ * up to 8 times as often as they are admitted (plus per_sec), are still
+ * refused, not dropped. */
 #define EDGESHED_DEFAULT_RST_REFLECT_PER_CONN 8u
 #define EDGESHED_DEFAULT_RST_REFLECT_PREFIX4 24
 #define EDGESHED_DEFAULT_RST_REFLECT_PREFIX6 48

@@ -267,18 +267,26 @@ state_figures() {
 	echo "$lim $top $srv"
 }
 
+# minute_medians STATES COLUMN FORMAT: the median of COLUMN in each whole
+# minute of a run's samples ("-" in a minute without one), "/"-separated. A
+# minute with fewer samples than half of 300 is the cut-off tail of the run.
+minute_medians() {
+	gawk -v c="$2" -v f="$3" 'NR == 1 { t0 = $1 } { m = int(($1 - t0) / 60000); k[m]++ } $c != "-" && $c != "" { v[m][++n[m]] = $c }
+		END {
+			for (i = 0; i in k; i++) {
+				if (k[i] < 150) break
+				p = "-"; if (i in n) { asort(v[i]); p = sprintf(f, v[i][int((n[i] + 1) / 2)]) }
+				line = line (i ? "/" : "") p
+			}
+			print line
+		}' "$1"
+}
+
 # drift_figures STATES: "MEDIANS DRIFT%": the adaptive limit's median in each
 # whole minute of the run, and how far the last minute's is from the second's.
 drift_figures() {
-	gawk 'NR == 1 { t0 = $1 } { m = int(($1 - t0) / 60000); v[m][++n[m]] = $3 }
-		END {
-			# A minute with fewer samples than half of 300 is the cut-off tail of the run.
-			for (i = 0; i in n; i++) if (n[i] >= 150) { asort(v[i]); med[i] = v[i][int((n[i] + 1) / 2)]; last = i }
-			line = ""; for (i = 0; i <= last; i++) line = line (i ? "/" : "") med[i]
-			if (last < 2) { print line, "-"; exit }
-			d = med[last] - med[1]; if (d < 0) d = -d
-			printf "%s %.0f\n", line, d * 100 / med[1]
-		}' "$1"
+	minute_medians "$1" 3 %s | awk -F/ '{ if (NF < 3) { print $0, "-"; exit }
+		d = $NF - $2; if (d < 0) d = -d; printf "%s %.0f\n", $0, d * 100 / $2 }'
 }
 
 # minute_p99 CSV: the admitted p99 (ms) of the requests started in each whole
@@ -290,20 +298,6 @@ minute_p99() {
 				if (!(i in n)) continue
 				asort(v[i]); r = int(0.99 * n[i] + 0.999999)
 				line = line (line == "" ? "" : "/") sprintf("%.1f", v[i][r])
-			}
-			print line
-		}' "$1"
-}
-
-# minute_server_p99 STATES: the median of the kernel's response-time p99 (what
-# the server itself took) in each whole minute of the run, "/"-separated.
-minute_server_p99() {
-	gawk 'NR == 1 { t0 = $1 } { m = int(($1 - t0) / 60000); k[m]++ } $5 != "-" && $5 != "" { v[m][++n[m]] = $5 }
-		END {
-			for (i = 0; i in k; i++) {
-				if (k[i] < 150) break # the cut-off tail, as in drift_figures
-				p = "-"; if (i in n) { asort(v[i]); p = sprintf("%.1f", v[i][int((n[i] + 1) / 2)]) }
-				line = line (i ? "/" : "") p
 			}
 			print line
 		}' "$1"
@@ -373,7 +367,7 @@ case_row() {
 	[ "$ld" = step ] && stepf=$(step_figures "$out/runs/$id.csv" "$(cap_of "$server" "$ms" 6)")
 	if [ "$ld" = drift ]; then
 		echo "$(drift_figures "$out/runs/$id.states") $(minute_p99 "$out/runs/$id.csv")" \
-			"$(minute_server_p99 "$out/runs/$id.states") $(minute_done "$out/runs/$id.csv")" >"$out/drift"
+			"$(minute_medians "$out/runs/$id.states" 5 %.1f) $(minute_done "$out/runs/$id.csv")" >"$out/drift"
 	fi
 	local conns near
 	conns=$(jq '[.classes[].connect_ms.count // 0] | add' "$out/runs/$id.json")

@@ -43,6 +43,9 @@ configure:
 # slowdown they would test the timing, and `make fuzz` has its own ASan build.
 SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Tests run JOBS at once, but for those marked RUN_SERIAL (CMakeLists.txt):
+# the namespace and data-plane tests, which time real traffic or attach to
+# the kernel, run alone.
 # `make test-build` builds what `make test` runs, without running it (CI
 # builds the sanitizer tests while the others run).
 ifeq ($(SANITIZE),1)
@@ -50,12 +53,12 @@ test-build: deps
 	$(MAKE) configure
 	$(SANITIZER_ENV) cmake --build $(BUILD) -j $(JOBS) --target unit_tests bpf_tests
 test: test-build
-	cd $(BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -R '^(unit|bpf)\.'
+	cd $(BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -j $(JOBS) -R '^(unit|bpf)\.'
 else
 test-build: deps
 	$(MAKE) all
 test: test-build
-	cd $(BUILD) && ctest --output-on-failure --timeout 600
+	cd $(BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS)
 endif
 
 test-unit: all

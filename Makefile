@@ -9,10 +9,14 @@ DESTDIR ?=
 
 # The sanitizer build is a debug build: -O0 halves its compile time (the
 # tests' time is in starting processes, not in our code), and the libraries'
-# own assertions (nlohmann, toml++) check our use of them as well.
+# own assertions (nlohmann, toml++) check our use of them as well. It is
+# built by clang, which compiles it in half gcc's time (unit_tests and
+# bpf_tests: 185 against 385 s at -j2), and so a second compiler checks that
+# the code builds warning-free; the plain build stays gcc.
 ifeq ($(SANITIZE),1)
 BUILD := build-sanitize
-CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 \
+	-DCMAKE_CXX_COMPILER=clang++-14
 endif
 
 .PHONY: all deps configure install test test-build test-unit demo bench bench-tools bench-dataplane \

@@ -194,16 +194,24 @@ static __always_inline int take_token(__u32 class_id,
 	return gcra_take(next, rate->interval_ns, rate->tolerance_ns, now);
 }
 
-/* The class has as many established connections as its cap allows. */
+/* A live count of the class (es_inflight_cls, es_conns_cls) is at cap. */
+static __always_inline int at_cap(void *class_counts, __u32 class_id, __u32 cap)
+{
+	__u64 *count;
+
+	if (!cap)
+		return 0;
+	count = bpf_map_lookup_elem(class_counts, &class_id);
+	return count && *count >= cap;
+}
+
+/* The class has as many requests in service, or established connections,
+ * as its caps allow. */
 static __always_inline int at_inflight_cap(__u32 class_id,
 					   const struct edgeshed_class_policy *pol)
 {
-	__u64 *inflight;
-
-	if (!pol->inflight_cap)
-		return 0;
-	inflight = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
-	return inflight && *inflight >= pol->inflight_cap;
+	return at_cap(&es_inflight_cls, class_id, pol->inflight_cap) ||
+	       at_cap(&es_conns_cls, class_id, pol->conn_cap);
 }
 
 /* The policy set the controller published last. */

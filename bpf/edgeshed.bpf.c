@@ -2,8 +2,8 @@
 /*
  * edgeshed data plane: admit or shed each new TCP connection (SYN) and QUIC
  * connection (Initial) to a protected port, at XDP or TC ingress, and keep
- * the live count of established connections that the in-flight caps
- * compare against.
+ * the live counts of requests in service and of established connections
+ * that the caps compare against.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -224,21 +224,70 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 	return t->class_id < EDGESHED_NUM_CLASSES ? 0 : -1;
 }
 
-static __always_inline void inflight_add(__u16 port, __u32 class_id, __s64 d)
+/* Adds d to a live count of the port and of the class (see abi.h). */
+static __always_inline __u64 live_add(void *port_map, void *class_map,
+				      __u16 port, __u32 class_id, __s64 d)
 {
 	__u32 key = port;
 	__u64 *v;
 
-	v = bpf_map_lookup_elem(&es_inflight, &key);
+	v = bpf_map_lookup_elem(port_map, &key);
 	if (v)
 		__sync_fetch_and_add(v, d);
-	v = bpf_map_lookup_elem(&es_inflight_cls, &class_id);
-	if (v)
-		__sync_fetch_and_add(v, d);
+	v = bpf_map_lookup_elem(class_map, &class_id);
+	return v ? __sync_fetch_and_add(v, d) + d : 0;
 }
 
 /*
- * Counts a socket of a protected port in flight, once: it may be counted
+ * A request enters service on a connection that had none. The peak is a
+ * plain store: two CPUs racing may keep the lower of their two counts for
+ * this tick, which the next request corrects.
+ */
+static __always_inline void request_enter(struct edgeshed_sk_state *st)
+{
+	__u32 class_id = st->class_id;
+	__u64 now, *peak;
+
+	now = live_add(&es_inflight, &es_inflight_cls, st->port, class_id, 1);
+	peak = bpf_map_lookup_elem(&es_inflight_peak, &class_id);
+	if (peak && now > *peak)
+		*peak = now;
+}
+
+/* The connection's request in service, if any, leaves service untimed: the
+ * server is done with the connection without an answer. */
+static __always_inline void request_drop(struct edgeshed_sk_state *st)
+{
+	if (__sync_lock_test_and_set(&st->request_ns, 0))
+		live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id,
+			 -1);
+}
+
+/*
+ * A request enters service when request bytes are queued for the server on a
+ * tracked connection that has none in service (see abi.h). Every path here
+ * and in the tracker runs under the socket's lock (softirq receive, the
+ * owner's sends and state changes, the iterator), so the atomics only keep
+ * each count exact against a second tracker during an upgrade.
+ */
+static __always_inline void request_arrived(struct sock *sk)
+{
+	struct edgeshed_sk_state *st;
+
+	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
+	if (!st || !st->counted || st->request_ns)
+		return;
+	if (!tcp_unread(sk))
+		return;
+	if (__sync_val_compare_and_swap(&st->request_ns, 0,
+					bpf_ktime_get_ns()) == 0) {
+		st->untimed = 0;
+		request_enter(st);
+	}
+}
+
+/*
+ * Counts a connection of a protected port, once: it may be counted
  * already while an upgrade runs old and new tracker side by side, or when
  * the seed walk meets a connection the tracker counted. Its storage keeps
  * what uncounting it needs. A seeded socket's open is unknown
@@ -260,7 +309,7 @@ static __always_inline void count_socket(struct sock *sk, int opened_now)
 	st->class_id = t.class_id;
 	st->latency_slot = t.latency_slot;
 	st->counted = 1;
-	inflight_add(port, t.class_id, 1);
+	live_add(&es_conns, &es_conns_cls, port, t.class_id, 1);
 	if (opened_now) {
 		st->established_ns = bpf_ktime_get_ns();
 		reflect_credit(t.cfg, t.family, t.peer, st->established_ns);
@@ -268,8 +317,8 @@ static __always_inline void count_socket(struct sock *sk, int opened_now)
 }
 
 /*
- * In-flight = established connections on a protected port, accepted or still
- * in the accept queue. A connection is counted when its passive open
+ * Connections: established on a protected port, accepted or still in the
+ * accept queue. A connection is counted when its passive open
  * completes and uncounted when the server is done with it: when it leaves
  * ESTABLISHED for any state but CLOSE_WAIT (the server closed first, or a
  * reset), or when it leaves CLOSE_WAIT (the server closed after the client's
@@ -307,7 +356,9 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 	if (st->counted &&
 	    (oldstate == TCP_CLOSE_WAIT || newstate != TCP_CLOSE_WAIT)) {
 		st->counted = 0;
-		inflight_add(st->port, st->class_id, -1);
+		live_add(&es_conns, &es_conns_cls, st->port, st->class_id, -1);
+		/* No request enters service once the mark is off. */
+		request_drop(st);
 	}
 	return 0;
 }
@@ -320,7 +371,9 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
  * both or neither. The walk holds each socket's lock, as every state change
  * does, and skips sockets already unhashed, so one closing meanwhile is not
  * counted after its uncount. Their open is unknown: they give response
- * times, but no connection time (established_ns 0).
+ * times, but no connection time (established_ns 0). A request still unread
+ * enters service now; one the server has read already is not seen until
+ * its answer, which finds none in service and counts nothing.
  */
 SEC("iter/tcp")
 int edgeshed_seed(struct bpf_iter__tcp *ctx)
@@ -330,62 +383,65 @@ int edgeshed_seed(struct bpf_iter__tcp *ctx)
 	if (!sk)
 		return 0;
 	if (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
-	    sk->__sk_common.skc_state == TCP_CLOSE_WAIT)
+	    sk->__sk_common.skc_state == TCP_CLOSE_WAIT) {
 		count_socket(sk, 0);
+		request_arrived(sk);
+	}
 	return 0;
 }
 
 /*
- * Response time, first half: data arrived on a tracked connection with no
- * response outstanding, so a request starts now. sock_def_readable() runs
- * this for sockets still in the accept queue too, so a lazy accept() counts
- * in the response time. Every socket of the host passes here: anything but
- * a tracked TCP socket leaves at the first two checks. Not gated on the
- * counted mark: a request that comes with the client's FIN finds the socket
- * already in CLOSE_WAIT (tcp_fin() runs before the wake-up), uncounted.
- * Needs Linux 6.6.
+ * Request arrival: data queued on a tracked connection. sock_def_readable()
+ * runs this for sockets still in the accept queue too, so a lazy accept()
+ * counts in the response time and in service. Every socket of the host
+ * passes here: anything but a tracked TCP socket leaves at the first two
+ * checks. A connection the server is done with has lost its mark (a client
+ * that half-closes after its request keeps it: CLOSE_WAIT). Needs Linux 6.6.
  */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(edgeshed_request, struct sock *sk)
 {
-	struct edgeshed_sk_state *st;
-
 	if (sk->sk_protocol != IPPROTO_TCP)
 		return 0;
-	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-	if (!st || st->request_ns ||
-	    st->latency_slot == EDGESHED_LATENCY_NO_SLOT)
-		return 0;
-	if (!tcp_unread(sk))
-		return 0;
-	/* The sender may be clearing it on another CPU: only 0 -> now. */
-	__sync_val_compare_and_swap(&st->request_ns, 0, bpf_ktime_get_ns());
+	request_arrived(sk);
 	return 0;
 }
 
 /*
- * Response time, second half: the server sends on a connection with a
- * request outstanding. tcp_sendmsg_locked() is where write(), send() and
- * sendfile()/splice() (MSG_SPLICE_PAGES since Linux 6.5) all copy into the
- * socket, under the socket lock and before the copy, so the time is the
- * first byte's even when a large send then waits for buffer space; and only
- * TCP sends pay for this program. The tracepoint needs Linux 6.11.
- * Pipelined requests (the next one arrived before this response) are one
- * sample: no new arrival restarts the clock.
+ * The server answers: its first send on a connection with a request in
+ * service ends the request and gives the response time.
+ * tcp_sendmsg_locked() is where write(), send() and sendfile()/splice()
+ * (MSG_SPLICE_PAGES since Linux 6.5) all copy into the socket, under the
+ * socket lock and before the copy, so the time is the first byte's even when
+ * a large send then waits for buffer space; and only TCP sends pay for this
+ * program. The tracepoint needs Linux 6.11. A pipelined request that arrived
+ * before this send and is still unread stays in service, untimed: its
+ * arrival was not seen on its own.
  */
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(edgeshed_response, struct sock *sk)
 {
 	struct edgeshed_sk_state *st;
-	__u64 start;
+	__u64 start, now;
 
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
 	if (!st || !st->request_ns)
 		return 0;
+	now = bpf_ktime_get_ns();
+	if (tcp_unread(sk)) {
+		start = __sync_lock_test_and_set(&st->request_ns, now);
+		if (start && !st->untimed)
+			latency_record(st, EDGESHED_LATENCY_RESPONSE,
+				       now - start);
+		st->untimed = 1;
+		return 0;
+	}
 	start = __sync_lock_test_and_set(&st->request_ns, 0);
-	if (start)
-		latency_record(st, EDGESHED_LATENCY_RESPONSE,
-			       bpf_ktime_get_ns() - start);
+	if (!start)
+		return 0;
+	if (!st->untimed)
+		latency_record(st, EDGESHED_LATENCY_RESPONSE, now - start);
+	live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id, -1);
 	return 0;
 }
 

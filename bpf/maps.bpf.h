@@ -67,6 +67,27 @@ struct {
 	__type(value, __u64);
 } es_inflight_cls SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_inflight_peak SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_PORTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_conns_cls SEC(".maps");
+
 /*
  * New-connection rate limit of each class: the time its next token is due
  * (GCRA, see take_token()). Shared by all CPUs so the rate is the configured

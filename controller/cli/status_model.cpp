@@ -8,8 +8,8 @@
 #include <cctype>
 #include <cerrno>
 #include <filesystem>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 
 #include "cli/names.h"
 #include "common/names.h"
@@ -25,7 +25,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr uint64_t kNsPerMs = 1000000;
-
 
 int64_t realtime_ms() {
   timespec ts{};
@@ -51,7 +50,8 @@ std::string num(const Json& v, int precision = 3) {
 }
 
 std::string upper(std::string s) {
-  for (auto& c : s) c = c == '_' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (auto& c : s)
+    c = c == '_' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -76,7 +76,9 @@ char proc_state(int pid) {
   return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
 }
 
-std::string rate(const Json& v) { return v.is_null() ? "-" : fmt::format("{:.1f}", v.get<double>()); }
+std::string rate(const Json& v) {
+  return v.is_null() ? "-" : fmt::format("{:.1f}", v.get<double>());
+}
 
 std::string describe_policy(const Json& k) {
   const double admit = 1.0 - k["shed_fraction"].get<double>();
@@ -88,8 +90,10 @@ std::string describe_policy(const Json& k) {
   } else {
     out = "admit";
   }
-  if (k["inflight_cap"].get<uint64_t>() != 0) out += fmt::format(", cap {}", num(k["inflight_cap"]));
-  if (k["tokens_per_sec"].get<uint64_t>() != 0) out += fmt::format(", {}/s", num(k["tokens_per_sec"]));
+  if (k["inflight_cap"].get<uint64_t>() != 0)
+    out += fmt::format(", cap {}", num(k["inflight_cap"]));
+  if (k["tokens_per_sec"].get<uint64_t>() != 0)
+    out += fmt::format(", {}/s", num(k["tokens_per_sec"]));
   return out;
 }
 
@@ -155,9 +159,10 @@ void daemon_lines(const Json& json, const Json& health, std::vector<std::string>
   const std::string why = health.value("why", "");
   if (json.is_null()) {
     const bool known = !why.empty() && state != "not_running";
-    out.push_back(fmt::format("daemon: not running{} (showing the pinned data plane only: the "
-                              "policy below is the last one published)",
-                              known ? ": " + why : ", it stopped cleanly or never started"));
+    out.push_back(
+        fmt::format("daemon: not running{} (showing the pinned data plane only: the "
+                    "policy below is the last one published)",
+                    known ? ": " + why : ", it stopped cleanly or never started"));
     return;
   }
   auto parsed = ipc::parse_state(json);
@@ -232,6 +237,8 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   if (!stats) return stats.error();
   auto inflight = maps->read_inflight_classes();
   if (!inflight) return inflight.error();
+  auto connections = maps->read_connection_classes();
+  if (!connections) return connections.error();
   auto ports = maps->read_ports();
   if (!ports) return ports.error();
 
@@ -249,13 +256,14 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   const bool never = ctl->heartbeat_ns == 0;
   const uint64_t age = never || now < ctl->heartbeat_ns ? 0 : now - ctl->heartbeat_ns;
   j["heartbeat_age_ms"] = never ? Json(nullptr) : Json(age / kNsPerMs);
-  const bool fail_open = cfg->heartbeat_timeout_ns != 0 && (never || age > cfg->heartbeat_timeout_ns);
+  const bool fail_open =
+      cfg->heartbeat_timeout_ns != 0 && (never || age > cfg->heartbeat_timeout_ns);
   j["fail_open"] = fail_open;
   if (fail_open) {
-    j["fail_open_reason"] =
-        never ? "no controller has ever published a heartbeat"
-              : fmt::format("no controller heartbeat for {} ms (timeout {} ms)", age / kNsPerMs,
-                            cfg->heartbeat_timeout_ns / kNsPerMs);
+    j["fail_open_reason"] = never
+                                ? "no controller has ever published a heartbeat"
+                                : fmt::format("no controller heartbeat for {} ms (timeout {} ms)",
+                                              age / kNsPerMs, cfg->heartbeat_timeout_ns / kNsPerMs);
   }
   j["events_per_sec_per_cpu"] = cfg->events_per_sec_per_cpu;
   j["rst_per_sec_per_cpu"] = cfg->rst_per_sec_per_cpu;
@@ -289,6 +297,8 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
     k["tokens_per_sec"] = pol.tokens_per_sec;
     k["burst"] = pol.burst;
     k["inflight"] = (*inflight)[c];
+    k["connections"] = (*connections)[c];
+    k["connection_cap"] = pol.conn_cap;
     for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) {
       k["counters"][std::string(counter_name(i))] = stats->cls[c][i];
     }
@@ -385,7 +395,8 @@ DaemonReading read_daemon(const std::string& run_dir) {
   return {std::move(state), std::move(health)};
 }
 
-Json status_json(const Json& daemon, const Json& health, const std::vector<InterfaceReading>& interfaces) {
+Json status_json(const Json& daemon, const Json& health,
+                 const std::vector<InterfaceReading>& interfaces) {
   const bool deciding = health.value("state", "running") == "running";
   const std::string why = health.value("why", "");
   Json all = Json::array();
@@ -411,7 +422,8 @@ std::vector<std::string> status_lines(const Json& status) {
       out.push_back(fmt::format("{}: UNREADABLE: {}", num(j["iface"]), num(j["error"])));
       continue;
     }
-    std::string hb = j["heartbeat_age_ms"].is_null() ? "never" : num(j["heartbeat_age_ms"]) + " ms ago";
+    std::string hb =
+        j["heartbeat_age_ms"].is_null() ? "never" : num(j["heartbeat_age_ms"]) + " ms ago";
     out.push_back(fmt::format("{}: hook {}, mode {}, action {}, ABI {}, heartbeat {}",
                               num(j["iface"]), num(j["hook"]), num(j["mode"]), num(j["action"]),
                               num(j["abi_version"]), hb));
@@ -430,21 +442,24 @@ std::vector<std::string> status_lines(const Json& status) {
     }
     out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
     const bool rates = j.contains("rates");
-    out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}", "class",
-                              "policy", "in-flight", "admitted/s", "shed/s (cap frac rate)",
-                              "would-shed/s", "fail-open", "rst sent/capd"));
+    out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
+                              "class", "policy", "in service", "connections", "admitted/s",
+                              "shed/s (cap frac rate)", "would-shed/s", "fail-open",
+                              "rst sent/capd"));
     for (const auto& [name, k] : j["classes"].items()) {
       const Json& c = k["counters"];
       const Json r = rates ? j["rates"]["classes"][name] : Json();
       std::string cap = k["inflight_cap"].get<uint64_t>() ? num(k["inflight_cap"]) : "-";
+      std::string conns = num(k["connections"]);
+      if (k["connection_cap"].get<uint64_t>()) conns += "/" + num(k["connection_cap"]);
       std::string shed = rates ? fmt::format("{} ({} {} {})", rate(r["shed"]), rate(r["shed_cap"]),
                                              rate(r["shed_fraction"]), rate(r["shed_rate"]))
                                : "-";
-      out.push_back(fmt::format(
-          "  {:<10} {:<22} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}", name, describe_policy(k),
-          num(k["inflight"]) + "/" + cap, rates ? rate(r["admitted"]) : "-", shed,
-          rates ? rate(r["would_shed"]) : "-", num(c["fail_open"]),
-          num(c["rst_sent"]) + "/" + num(c["rst_capped"])));
+      out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
+                                name, describe_policy(k), num(k["inflight"]) + "/" + cap, conns,
+                                rates ? rate(r["admitted"]) : "-", shed,
+                                rates ? rate(r["would_shed"]) : "-", num(c["fail_open"]),
+                                num(c["rst_sent"]) + "/" + num(c["rst_capped"])));
     }
     out.push_back("  totals:" + class_totals(j["classes"]));
     if (j.contains("quic") && j["quic"].value("protected", false)) {

@@ -124,7 +124,7 @@ Config parse_document(const toml::table& document, std::string_view source_name,
   }
   if (const toml::table* table = root.table("limit")) {
     TableReader reader(errors, *table, "limit");
-    sections::parse_limit(reader, config.limit, config.latency_signal);
+    sections::parse_limit(reader, config.limit, config.latency_signal, config.max_connections);
   }
   // After [critical]: its cap is the default of policy.critical.critical.
   // After [limit]: the capacity limit is in force below high too.

@@ -202,6 +202,10 @@ struct Config {
   // The signal whose value (seconds) is the observed latency that the limit
   // algorithm adapts to, e.g. a probe's connect time; empty: none.
   std::string latency_signal;
+  // The operator's hard cap on each class's established connections (file
+  // descriptors, memory), whatever the level; 0: none. The limit caps
+  // requests in service, never connections.
+  uint32_t max_connections = 0;
   std::vector<SignalConfig> signals;
   // No [[signal]] was configured: the daemon's own defaults (how full the
   // adaptive limit is) were filled in.

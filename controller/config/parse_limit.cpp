@@ -21,7 +21,10 @@ enum AlgorithmMask : unsigned {
 
 }  // namespace
 
-void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal) {
+void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal,
+                 uint32_t& max_connections) {
+  // Any algorithm: the operator's hard cap, which no law moves.
+  reader.integer("max_connections", max_connections, 1, kMaxConnections);
   reader.choice("algorithm", limit.algorithm,
                 {{"static", law::LimitAlgorithmKind::kStatic},
                  {"aimd", law::LimitAlgorithmKind::kAimd},

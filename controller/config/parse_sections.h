@@ -60,7 +60,8 @@ void check_critical_floor(const law::PolicyTable& policy, PolicyReaders& critica
                           const law::CriticalFloor& floor);
 void parse_critical(TableReader& reader, law::CriticalFloor& floor, uint32_t& cap);
 
-void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal);
+void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal,
+                 uint32_t& max_connections);
 
 // One [[signal]] entry; `seen` maps names to the entry that has each.
 void parse_signal(TableReader& reader, std::string_view source_name, const DaemonConfig& daemon,

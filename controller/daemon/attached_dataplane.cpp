@@ -105,8 +105,8 @@ void AttachedDataplane::detach_all() {
   }
 }
 
-Result<ClassCounts> AttachedDataplane::read_inflight(size_t i) const {
-  return interfaces_[i].maps.read_inflight_classes();
+Result<LiveCounts> AttachedDataplane::take_live_counts(size_t i) const {
+  return interfaces_[i].maps.take_live_counts();
 }
 
 Result<edgeshed_stats> AttachedDataplane::read_stats(size_t i) const {

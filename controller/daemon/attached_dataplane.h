@@ -33,7 +33,7 @@ class AttachedDataplane final : public DataplaneAccess {
 
   size_t interface_count() const override { return interfaces_.size(); }
   const std::string& interface_name(size_t i) const override { return interfaces_[i].name; }
-  Result<ClassCounts> read_inflight(size_t i) const override;
+  Result<LiveCounts> take_live_counts(size_t i) const override;
   Result<edgeshed_stats> read_stats(size_t i) const override;
   Result<std::vector<signals::PortLatency>> read_latency(size_t i) const override;
   Result<edgeshed_config> read_config(size_t i) const override;

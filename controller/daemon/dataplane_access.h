@@ -24,7 +24,8 @@ class DataplaneAccess {
   virtual size_t interface_count() const = 0;
   virtual const std::string& interface_name(size_t i) const = 0;
 
-  virtual Result<ClassCounts> read_inflight(size_t i) const = 0;
+  // The tracker's counts; takes the peaks, so once a tick.
+  virtual Result<LiveCounts> take_live_counts(size_t i) const = 0;
   virtual Result<edgeshed_stats> read_stats(size_t i) const = 0;
   virtual Result<std::vector<signals::PortLatency>> read_latency(size_t i) const = 0;
   virtual Result<edgeshed_config> read_config(size_t i) const = 0;

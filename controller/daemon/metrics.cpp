@@ -70,10 +70,8 @@ class Writer {
     out_ << "\n";
   }
   template <class Int>
-    requires std::is_integral_v<Int>
-  void value(Int v) {
-    out_ << " " << v << "\n";
-  }
+  requires std::is_integral_v<Int>
+  void value(Int v) { out_ << " " << v << "\n"; }
   std::string str() const { return out_.str(); }
 
  private:
@@ -102,7 +100,8 @@ void TickHistogram::observe(double seconds) {
 
 std::string render_metrics(const MetricsSnapshot& s) {
   Writer w;
-  w.family("edgeshed_build_info", "gauge", "Version of the running edgeshed and its data plane ABI.");
+  w.family("edgeshed_build_info", "gauge",
+           "Version of the running edgeshed and its data plane ABI.");
   w.sample("edgeshed_build_info")
       .labels({{"version", EDGESHED_VERSION}, {"abi", std::to_string(EDGESHED_ABI_VERSION)}})
       .value(uint64_t{1});
@@ -172,7 +171,9 @@ std::string render_metrics(const MetricsSnapshot& s) {
   w.family("edgeshed_signal_value", "gauge", "Last good value of each pressure signal.");
   for (const auto& g : s.signals) {
     if (!g.value) continue;
-    w.sample("edgeshed_signal_value").labels({{"signal", g.name}, {"kind", g.kind}}).value(*g.value);
+    w.sample("edgeshed_signal_value")
+        .labels({{"signal", g.name}, {"kind", g.kind}})
+        .value(*g.value);
   }
   w.family("edgeshed_signal_target", "gauge", "Target of each signal: pressure 1.0.");
   for (const auto& g : s.signals) {
@@ -181,7 +182,9 @@ std::string render_metrics(const MetricsSnapshot& s) {
   w.family("edgeshed_signal_stale", "gauge",
            "1 when a signal has no recent sample and is ignored for escalation.");
   for (const auto& g : s.signals) {
-    w.sample("edgeshed_signal_stale").labels({{"signal", g.name}}).value(uint64_t{g.stale ? 1u : 0u});
+    w.sample("edgeshed_signal_stale")
+        .labels({{"signal", g.name}})
+        .value(uint64_t{g.stale ? 1u : 0u});
   }
   w.family("edgeshed_signal_age_seconds", "gauge", "Age of each signal's last good sample.");
   for (const auto& g : s.signals) {
@@ -190,11 +193,18 @@ std::string render_metrics(const MetricsSnapshot& s) {
   }
 
   w.family("edgeshed_inflight", "gauge",
-           "Established connections of each class on the protected ports.");
+           "Requests in service of each class on the protected ports (what the limit caps).");
   for (auto c : law::kAllClasses) {
     w.sample("edgeshed_inflight")
         .labels({{"class", law::to_string(c)}})
         .value(s.inflight[law::index_of(c)]);
+  }
+  w.family("edgeshed_connections", "gauge",
+           "Established connections of each class on the protected ports.");
+  for (auto c : law::kAllClasses) {
+    w.sample("edgeshed_connections")
+        .labels({{"class", law::to_string(c)}})
+        .value(s.connections[law::index_of(c)]);
   }
   w.family("edgeshed_limit", "gauge", "In-flight cap of each class; +Inf when none.");
   for (auto c : law::kAllClasses) {

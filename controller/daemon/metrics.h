@@ -20,7 +20,7 @@ namespace edgeshed::daemon {
 class TickHistogram {
  public:
   static constexpr std::array<double, 11> kBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-                                                      0.01,   0.025,   0.05,   0.1,   0.25};
+                                                     0.01,   0.025,   0.05,   0.1,   0.25};
   void observe(double seconds);
   // Cumulative count of observations <= kBounds[i].
   uint64_t bucket(size_t i) const { return buckets_[i]; }
@@ -55,7 +55,8 @@ struct MetricsSnapshot {
   bool fail_open = false;
   uint32_t adaptive_limit = 0;
   std::array<law::ClassPolicy, law::kNumClasses> policies{};
-  std::array<uint64_t, law::kNumClasses> inflight{};
+  std::array<uint64_t, law::kNumClasses> inflight{};  // requests in service
+  std::array<uint64_t, law::kNumClasses> connections{};
   std::vector<SignalMetric> signals;
   std::vector<InterfaceMetric> interfaces;
   uint64_t level_changes = 0;

@@ -20,11 +20,13 @@ edgeshed_class_policy to_abi(const law::ClassPolicy& p) {
   return out;
 }
 
-edgeshed_policy_set to_policy_set(const law::Decision& decision, uint64_t generation) {
+edgeshed_policy_set to_policy_set(const law::Decision& decision, uint64_t generation,
+                                  uint32_t max_connections) {
   edgeshed_policy_set set{};
   for (auto c : law::kAllClasses) {
-    set.cls[law::index_of(c)] =
-        decision.fail_open ? edgeshed_class_policy{} : to_abi(decision.policy(c));
+    auto& cls = set.cls[law::index_of(c)];
+    cls = decision.fail_open ? edgeshed_class_policy{} : to_abi(decision.policy(c));
+    if (!decision.fail_open) cls.conn_cap = max_connections;
   }
   set.level = static_cast<uint32_t>(decision.level);
   set.generation = generation;

@@ -83,7 +83,10 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
   m->adaptive_limit = d.adaptive_limit;
   m->policies = d.policies;
   if (o.dataplane.inflight) {
-    for (size_t c = 0; c < law::kNumClasses; ++c) m->inflight[c] = (*o.dataplane.inflight)[c];
+    for (size_t c = 0; c < law::kNumClasses; ++c) {
+      m->inflight[c] = (*o.dataplane.inflight)[c];
+      m->connections[c] = o.dataplane.connections[c];
+    }
   }
   const auto now = steady_.now();
   for (const auto& sig : o.signals) {

@@ -90,12 +90,12 @@ void Tick::begin() {
 }
 
 DataplaneSnapshot Tick::read_dataplane() const {
-  ClassCounts inflight{};
+  LiveCounts live{};
   edgeshed_stats stats{};
   DataplaneSnapshot snap;
   for (size_t i = 0; i < dataplane_.interface_count(); ++i) {
     const std::string& name = dataplane_.interface_name(i);
-    if (auto counts = dataplane_.read_inflight(i); !counts) {
+    if (auto counts = dataplane_.take_live_counts(i); !counts) {
       snap.inflight = make_error(name + ": " + counts.error().message);
     } else if (snap.inflight) {
       // Every interface of the daemon protects the same ports, and each
@@ -103,8 +103,10 @@ DataplaneSnapshot Tick::read_dataplane() const {
       // interface it came in on: the counts are the same connections, so
       // one is taken, not their sum. The largest, in case a tracker
       // attached later missed some.
-      for (size_t c = 0; c < inflight.size(); ++c) {
-        inflight[c] = std::max(inflight[c], (*counts)[c]);
+      for (size_t c = 0; c < live.inflight.size(); ++c) {
+        live.inflight[c] = std::max(live.inflight[c], counts->inflight[c]);
+        live.peak_inflight[c] = std::max(live.peak_inflight[c], counts->peak_inflight[c]);
+        live.connections[c] = std::max(live.connections[c], counts->connections[c]);
       }
     }
     auto s = dataplane_.read_stats(i);
@@ -115,7 +117,11 @@ DataplaneSnapshot Tick::read_dataplane() const {
     snap.per_interface.emplace_back(name, *s);
     if (snap.stats) add_stats(stats, *s);
   }
-  if (snap.inflight) snap.inflight = inflight;
+  if (snap.inflight) {
+    snap.inflight = live.inflight;
+    snap.peak_inflight = live.peak_inflight;
+    snap.connections = live.connections;
+  }
   if (snap.stats) snap.stats = stats;
   return snap;
 }
@@ -208,7 +214,7 @@ void Tick::write_dataplane(const law::Decision& d, std::chrono::nanoseconds now,
     salt_ = fresh_salt();
     salt_rotated_ = now;
   }
-  const auto set = to_policy_set(d, ++generation_);
+  const auto set = to_policy_set(d, ++generation_, settings_.max_connections);
   const uint32_t mode = static_cast<uint32_t>(d.mode);
   bool mode_failed = false;
   for (size_t i = 0; i < dataplane_.interface_count(); ++i) {

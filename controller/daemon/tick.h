@@ -27,7 +27,11 @@ namespace edgeshed::daemon {
 // The data plane's counts, summed over interfaces, read once per tick for
 // the law and for the signals that report them.
 struct DataplaneSnapshot {
+  // Requests in service; the peaks and connections below are read with it
+  // (zero when it is an error).
   Result<ClassCounts> inflight = ClassCounts{};
+  ClassCounts peak_inflight{};
+  ClassCounts connections{};
   Result<edgeshed_stats> stats = edgeshed_stats{};
   std::vector<std::pair<std::string, edgeshed_stats>> per_interface;  // for metrics
 };
@@ -56,9 +60,10 @@ class TickPublisher {
 struct TickSettings {
   std::string latency_signal;  // empty: the kernel's latency feeds the limit
   std::chrono::nanoseconds salt_rotation{0};
+  uint32_t max_connections = 0;  // 0: no connection cap
 
   static TickSettings from(const config::Config& cfg) {
-    return {cfg.latency_signal, cfg.dataplane.salt_rotation};
+    return {cfg.latency_signal, cfg.dataplane.salt_rotation, cfg.max_connections};
   }
 };
 

@@ -109,6 +109,9 @@ Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
       {&m.stats_, skel->maps.es_stats},
       {&m.inflight_, skel->maps.es_inflight},
       {&m.inflight_cls_, skel->maps.es_inflight_cls},
+      {&m.inflight_peak_, skel->maps.es_inflight_peak},
+      {&m.conns_, skel->maps.es_conns},
+      {&m.conns_cls_, skel->maps.es_conns_cls},
       {&m.latency_, skel->maps.es_latency},
       {&m.latency_ports_, skel->maps.es_latency_ports},
   };
@@ -134,7 +137,8 @@ Result<Maps> Maps::open_pinned(const std::string& dir) {
     return make_error("the data plane pinned in " + dir + " has ABI version " +
                       std::to_string(cfg->abi_version) + ", this edgeshed speaks " +
                       std::to_string(EDGESHED_ABI_VERSION) +
-                      "; run `edgeshed detach` on that interface first (it removes any version), then attach again");
+                      "; run `edgeshed detach` on that interface first (it removes any version), "
+                      "then attach again");
   }
   const std::pair<Fd*, const char*> all[] = {
       {&m.control_, "es_control"},
@@ -145,6 +149,9 @@ Result<Maps> Maps::open_pinned(const std::string& dir) {
       {&m.stats_, "es_stats"},
       {&m.inflight_, "es_inflight"},
       {&m.inflight_cls_, "es_inflight_cls"},
+      {&m.inflight_peak_, "es_inflight_peak"},
+      {&m.conns_, "es_conns"},
+      {&m.conns_cls_, "es_conns_cls"},
       {&m.latency_, "es_latency"},
       {&m.latency_ports_, "es_latency_ports"},
   };
@@ -288,8 +295,8 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
 Result<std::vector<PortClass>> Maps::read_ports() const {
   std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);
   std::vector<edgeshed_port> values(EDGESHED_NUM_PORTS);
-  auto count = lookup_batch(ports_, std::span<uint32_t>(keys), std::span<edgeshed_port>(values),
-                            "port map");
+  auto count =
+      lookup_batch(ports_, std::span<uint32_t>(keys), std::span<edgeshed_port>(values), "port map");
   if (!count) return count.error();
   std::vector<PortClass> out;
   for (__u32 i = 0; i < *count; ++i) {
@@ -375,17 +382,67 @@ Result<edgeshed_stats> Maps::read_stats() const {
   return sum;
 }
 
-Result<ClassCounts> Maps::read_inflight_classes() const {
+namespace {
+
+Result<ClassCounts> read_class_counts(const Fd& map, const char* what) {
   ClassCounts counts{};
-  if (auto s = lookup_all(inflight_cls_, counts, "in-flight map"); !s) return s.error();
+  if (auto s = lookup_all(map, counts, what); !s) return s.error();
   return counts;
 }
 
-Result<uint64_t> Maps::read_inflight_port(uint16_t port) const {
+Result<uint64_t> read_port_count(const Fd& map, uint16_t port, const char* what) {
   uint32_t key = port;
   uint64_t v = 0;
-  if (auto s = lookup(inflight_, &key, &v, "in-flight map"); !s) return s.error();
+  if (auto s = lookup(map, &key, &v, what); !s) return s.error();
   return v;
+}
+
+}  // namespace
+
+Result<ClassCounts> Maps::read_inflight_classes() const {
+  return read_class_counts(inflight_cls_, "in-flight map");
+}
+
+Result<uint64_t> Maps::read_inflight_port(uint16_t port) const {
+  return read_port_count(inflight_, port, "in-flight map");
+}
+
+Result<ClassCounts> Maps::take_inflight_peaks() const {
+  auto peaks = read_class_counts(inflight_peak_, "in-flight peak map");
+  if (!peaks) return peaks.error();
+  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+    const uint64_t zero = 0;
+    if (bpf_map_update_elem(inflight_peak_.get(), &c, &zero, BPF_ANY) != 0) {
+      return make_error("cannot reset the in-flight peak map: " + errno_text(errno));
+    }
+  }
+  return peaks;
+}
+
+Result<LiveCounts> Maps::take_live_counts() const {
+  LiveCounts live;
+  // The peak first: a request that enters service after it was taken is in
+  // the live count read next, so the peak is never below it.
+  auto peaks = take_inflight_peaks();
+  if (!peaks) return peaks.error();
+  auto inflight = read_inflight_classes();
+  if (!inflight) return inflight.error();
+  auto connections = read_connection_classes();
+  if (!connections) return connections.error();
+  live.inflight = *inflight;
+  live.connections = *connections;
+  for (size_t c = 0; c < live.peak_inflight.size(); ++c) {
+    live.peak_inflight[c] = std::max((*peaks)[c], live.inflight[c]);
+  }
+  return live;
+}
+
+Result<ClassCounts> Maps::read_connection_classes() const {
+  return read_class_counts(conns_cls_, "connection map");
+}
+
+Result<uint64_t> Maps::read_connection_port(uint16_t port) const {
+  return read_port_count(conns_, port, "connection map");
 }
 
 Result<Maps::LatencyOwners> Maps::read_latency_owners() const {

@@ -27,6 +27,13 @@ struct PortClass {
 
 using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;
 
+// The tracker's live counts per class (see abi.h), read together once a tick.
+struct LiveCounts {
+  ClassCounts inflight{};       // requests in service: what the caps limit
+  ClassCounts peak_inflight{};  // the most at once since the last read
+  ClassCounts connections{};    // established connections
+};
+
 class Maps {
  public:
   static Result<Maps> from_skeleton(const Skeleton& skel);
@@ -61,8 +68,18 @@ class Maps {
 
   // Per-CPU counters summed over all CPUs.
   Result<edgeshed_stats> read_stats() const;
+  // Requests in service (abi.h, es_inflight): what the caps limit.
   Result<ClassCounts> read_inflight_classes() const;
   Result<uint64_t> read_inflight_port(uint16_t port) const;
+  // The most requests in service at once per class since the last call,
+  // which restarts the count (a request entering service meanwhile may be
+  // missed by the next read; the live count is read with it).
+  Result<ClassCounts> take_inflight_peaks() const;
+  // Established connections (es_conns).
+  Result<ClassCounts> read_connection_classes() const;
+  Result<uint64_t> read_connection_port(uint16_t port) const;
+  // All three per class; takes the peaks (so, once a tick: the daemon's).
+  Result<LiveCounts> take_live_counts() const;
 
   // Cumulative latency histograms (both measures) of each protected port
   // with a latency slot, summed over CPUs: one small read of the slot
@@ -76,7 +93,9 @@ class Maps {
   using LatencyOwners = std::array<edgeshed_latency_owner, EDGESHED_MAX_LATENCY_PORTS>;
   Result<LatencyOwners> read_latency_owners() const;
 
-  Fd config_, control_, policy_, ports_, src4_, src6_, stats_, inflight_, inflight_cls_;
+  Fd config_, control_, policy_, ports_, src4_, src6_, stats_, inflight_, inflight_cls_,
+      inflight_peak_;
+  Fd conns_, conns_cls_;
   Fd latency_, latency_ports_;
 };
 

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 9
+#define EDGESHED_ABI_VERSION 10
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -233,11 +233,13 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 80, "config ABI");
  */
 struct edgeshed_class_policy {
 	__u32 shed_frac;      /* of EDGESHED_FRAC_ONE; 0: none, ONE: all */
-	__u32 inflight_cap;   /* 0: no cap */
+	__u32 inflight_cap;   /* requests in service (see es_inflight); 0: no cap */
 	__u32 tokens_per_sec; /* new connections/s; 0: no rate limit */
 	__u32 burst;	      /* token bucket depth */
+	__u32 conn_cap;	      /* established connections; 0: no cap */
+	__u32 _pad;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_policy) == 16,
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_policy) == 24,
 		    "class policy ABI");
 
 /*
@@ -264,7 +266,7 @@ struct edgeshed_policy_set {
 	__u64 generation; /* tick counter of the controller */
 	struct edgeshed_rate rate[EDGESHED_NUM_CLASSES]; /* of cls[] */
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_policy_set) == 112, "policy set ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_policy_set) == 136, "policy set ABI");
 
 /* Written by the controller every tick. */
 struct edgeshed_control {
@@ -310,9 +312,22 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_value) == 4, "class ABI");
 #define EDGESHED_MAX_PREFIXES 4096
 
 /*
- * Live counts of established connections, kept by the tracker program:
- * the es_inflight map has EDGESHED_NUM_PORTS __u64 entries (local port,
- * host byte order), the es_inflight_cls map EDGESHED_NUM_CLASSES.
+ * Live counts kept by the tracker programs, each a __u64 per local port
+ * (EDGESHED_NUM_PORTS entries, host byte order) and per class
+ * (EDGESHED_NUM_CLASSES entries):
+ *  - es_inflight, es_inflight_cls: requests in service. A connection of a
+ *    protected port has a request in service from the moment request bytes
+ *    are queued on it for the server (read or not) while it had none, until
+ *    the server sends on it or is done with it (its close, or a reset). A
+ *    send that leaves bytes unread (a pipelined request already arrived)
+ *    keeps it in service. So it counts connections with work outstanding:
+ *    idle keep-alive connections count 0, a long poll the server holds
+ *    counts 1, several requests outstanding on one connection (pipelined,
+ *    or HTTP/2 streams) count 1.
+ *  - es_conns, es_conns_cls: established connections, accepted or still in
+ *    the accept queue, until the server is done with them.
+ *  - es_inflight_peak (per class only): the most requests in service at
+ *    once since the controller last reset it to 0.
  */
 
 /*
@@ -392,13 +407,16 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_event) == 40, "event ABI");
  */
 struct edgeshed_sk_state {
 	__u64 established_ns; /* passive open completed (bpf_ktime_get_ns) */
-	__u64 request_ns;     /* an unanswered request arrived; 0: none */
+	__u64 request_ns;     /* a request in service since; 0: none */
 	__u16 port;	      /* local port, host byte order */
 	__u8 class_id;	      /* enum edgeshed_class */
-	__u8 counted;	      /* in the in-flight counts */
+	__u8 counted;	      /* in the connection counts */
 	__u8 latency_slot;    /* es_latency index, or EDGESHED_LATENCY_NO_SLOT */
 	__u8 close_measured;  /* the server's close was recorded */
-	__u16 _pad;
+	/* The request in service started at a send that left a pipelined
+	 * request unread: counted, but its time is not the request's. */
+	__u8 untimed;
+	__u8 _pad;
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_sk_state) == 24, "sk state ABI");
 

@@ -341,8 +341,8 @@ int main() {
   constexpr uint32_t kAll = EDGESHED_FRAC_ONE;
   const edgeshed_class_policy admit_all{};
   // Every check evaluated, none sheds: the longest admitting path.
-  const edgeshed_class_policy full{1, 1000000, 4000000000u, 4000000000u};
-  const edgeshed_class_policy shed_all{kAll, 0, 0, 0};
+  const edgeshed_class_policy full{1, 1000000, 4000000000u, 4000000000u, 0, 0};
+  const edgeshed_class_policy shed_all{kAll, 0, 0, 0, 0, 0};
 
   const std::vector<Case> cases = {
       {"established flow (ACK + 64 B data)", established, shed_all, EDGESHED_ACTION_DROP, false},

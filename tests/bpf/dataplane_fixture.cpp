@@ -116,6 +116,11 @@ void DataplaneFixture::set_inflight(uint32_t class_id, uint64_t count) const {
   ASSERT_EQ(bpf_map_update_elem(fd, &class_id, &count, BPF_ANY), 0);
 }
 
+void DataplaneFixture::set_connections(uint32_t class_id, uint64_t count) const {
+  int fd = bpf_map__fd(skel_->get()->maps.es_conns_cls);
+  ASSERT_EQ(bpf_map_update_elem(fd, &class_id, &count, BPF_ANY), 0);
+}
+
 edgeshed_stats DataplaneFixture::stats() const { return maps_->read_stats().value(); }
 
 RunResult DataplaneFixture::run(Entry entry, const Bytes& frame) const {

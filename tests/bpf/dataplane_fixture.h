@@ -74,7 +74,9 @@ class DataplaneFixture {
   void set_class_policy(uint32_t class_id, const edgeshed_class_policy& pol,
                         uint32_t salt = 0) const;
   void set_heartbeat(uint64_t ns) const;
+  // The class's live counts: requests in service, established connections.
   void set_inflight(uint32_t class_id, uint64_t count) const;
+  void set_connections(uint32_t class_id, uint64_t count) const;
   edgeshed_stats stats() const;
 
   const Skeleton& skeleton() const { return *skel_; }

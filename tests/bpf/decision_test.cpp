@@ -38,7 +38,7 @@ TEST_P(DecisionTest, AllZeroPolicyAdmitsEverything) {
 }
 
 TEST_P(DecisionTest, ModeOffPassesBeforeAnythingElse) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   auto cfg = dp_.config();
   cfg.mode = EDGESHED_MODE_OFF;
   dp_.set_config(cfg);
@@ -48,7 +48,7 @@ TEST_P(DecisionTest, ModeOffPassesBeforeAnythingElse) {
 }
 
 TEST_P(DecisionTest, StaleHeartbeatFailsOpen) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   auto cfg = dp_.config();
   cfg.heartbeat_timeout_ns = kSecond;
   dp_.set_config(cfg);
@@ -68,13 +68,13 @@ TEST_P(DecisionTest, StaleHeartbeatFailsOpen) {
 }
 
 TEST_P(DecisionTest, ZeroTimeoutKeepsTheLastPolicy) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   dp_.set_heartbeat(monotonic_ns() - 3600 * kSecond);
   EXPECT_EQ(syn(), Verdict::kDrop);
 }
 
 TEST_P(DecisionTest, InflightCapShedsAtTheCap) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 5, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 5, 0, 0, 0, 0});
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, 4);
   EXPECT_EQ(syn(), Verdict::kPass);
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, 5);
@@ -88,8 +88,23 @@ TEST_P(DecisionTest, InflightCapShedsAtTheCap) {
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, 0);
 }
 
+// The cap limits requests in service; idle connections, however many, do
+// not count against it. The connection cap, an operator's, counts them.
+TEST_P(DecisionTest, ConnectionCapIsSeparateFromTheRequestCap) {
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 5, 0, 0, 0, 0});
+  dp_.set_connections(EDGESHED_CLASS_NORMAL, 10000);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 0, 0, 100, 0});
+  dp_.set_connections(EDGESHED_CLASS_NORMAL, 99);
+  EXPECT_EQ(syn(), Verdict::kPass);
+  dp_.set_connections(EDGESHED_CLASS_NORMAL, 100);
+  EXPECT_EQ(syn(), Verdict::kDrop);
+  EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_CAP), 1u);
+  dp_.set_connections(EDGESHED_CLASS_NORMAL, 0);
+}
+
 TEST_P(DecisionTest, ShedFractionAllAndNone) {
-  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   EXPECT_EQ(syn(kBackgroundPort), Verdict::kDrop);
   EXPECT_EQ(syn(kNormalPort), Verdict::kPass);
   EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_SHED_FRAC), 1u);
@@ -98,7 +113,7 @@ TEST_P(DecisionTest, ShedFractionAllAndNone) {
 std::string source(int i) { return "198.51.100." + std::to_string(i % 250 + 1); }
 
 TEST_P(DecisionTest, SourceHashIsConsistentPerClientAndSplitsClients) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/1);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0, 0, 0}, /*salt=*/1);
   int shed = 0;
   for (int i = 0; i < 250; ++i) {
     Verdict first = syn(kNormalPort, source(i));
@@ -111,7 +126,7 @@ TEST_P(DecisionTest, SourceHashIsConsistentPerClientAndSplitsClients) {
   // A new salt draws a new set of clients.
   std::vector<Verdict> before, after;
   for (int i = 0; i < 250; ++i) before.push_back(syn(kNormalPort, source(i)));
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/2);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0, 0, 0}, /*salt=*/2);
   for (int i = 0; i < 250; ++i) after.push_back(syn(kNormalPort, source(i)));
   EXPECT_NE(before, after);
 }
@@ -124,12 +139,13 @@ TEST_P(DecisionTest, SourceHashCoversTheConfiguredPrefix) {
     (void)std::snprintf(addr, sizeof(addr), "2001:db8:0:%x::%x", i / 16, i % 16 + 1);
     return dp_.run(GetParam(), PacketBuilder::syn_v6(40000, kNormalPort, addr).build()).verdict;
   };
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0}, /*salt=*/1);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0, 0, 0}, /*salt=*/1);
   // 16 /64s of 16 addresses each: one verdict per /64, and both verdicts.
   int shed_nets = 0;
   for (int net = 0; net < 16; ++net) {
     const Verdict first = v6(net * 16);
-    for (int i = 1; i < 16; ++i) EXPECT_EQ(v6(net * 16 + i), first) << "net " << net << " host " << i;
+    for (int i = 1; i < 16; ++i)
+      EXPECT_EQ(v6(net * 16 + i), first) << "net " << net << " host " << i;
     shed_nets += first == Verdict::kDrop;
   }
   EXPECT_GT(shed_nets, 0);
@@ -153,7 +169,7 @@ TEST_P(DecisionTest, RandomDrawVariesPerSyn) {
   auto cfg = dp_.config();
   cfg.draw = EDGESHED_DRAW_RANDOM;
   dp_.set_config(cfg);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0, 0, 0});
   int shed = 0;
   for (int i = 0; i < 400; ++i) shed += syn() == Verdict::kDrop;
   EXPECT_GT(shed, 120);
@@ -161,7 +177,7 @@ TEST_P(DecisionTest, RandomDrawVariesPerSyn) {
 }
 
 TEST_P(DecisionTest, TokenBucketAdmitsTheBurstThenSheds) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 3});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 3, 0, 0});
   // A fresh bucket is full. At 1/s, nothing refills during the runs.
   EXPECT_EQ(syn(), Verdict::kPass);
   EXPECT_EQ(syn(), Verdict::kPass);
@@ -175,7 +191,7 @@ TEST_P(DecisionTest, TokenBucketAdmitsTheBurstThenSheds) {
 // read and its take: that time is spent, so nothing is granted, and the due
 // time neither goes back nor moves on for the refusals.
 TEST_P(DecisionTest, TokenBucketGrantsNothingWhileTheNextTokenIsDueLater) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 3});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 3, 0, 0});
   const int fd = bpf_map__fd(dp_.skeleton()->maps.es_buckets);
   ASSERT_EQ(bpf_map__value_size(dp_.skeleton()->maps.es_buckets), sizeof(uint64_t));
   timespec ts{};
@@ -193,7 +209,7 @@ TEST_P(DecisionTest, TokenBucketGrantsNothingWhileTheNextTokenIsDueLater) {
 
 // An idle class gets its whole burst again, not every interval since.
 TEST_P(DecisionTest, TokenBucketRefillsToItsBurstAfterIdling) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 2});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 2, 0, 0});
   const int fd = bpf_map__fd(dp_.skeleton()->maps.es_buckets);
   const uint32_t key = EDGESHED_CLASS_NORMAL;
   const uint64_t long_ago = 1;  // the monotonic clock's first nanosecond
@@ -208,7 +224,7 @@ TEST_P(DecisionTest, TokenBucketRefillsToItsBurstAfterIdling) {
 TEST_P(DecisionTest, TwoCpusFloodingAClassShareItsRate) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one CPU";
   constexpr uint32_t kRate = 1000, kBurst = 50;
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, kRate, kBurst});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, kRate, kBurst, 0, 0});
   const auto flood = flood_two_cpus(
       dp_, GetParam(), PacketBuilder::syn_v4(40000, kNormalPort, "203.0.113.9").build(),
       Verdict::kPass);
@@ -217,7 +233,7 @@ TEST_P(DecisionTest, TwoCpusFloodingAClassShareItsRate) {
 }
 
 TEST_P(DecisionTest, ReasonsAreCheckedInOrderCapFractionRate) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 1, 1, 1});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 1, 1, 1, 0, 0});
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, 1);
   EXPECT_EQ(syn(), Verdict::kDrop);
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_CAP), 1u);
@@ -231,8 +247,8 @@ TEST_P(DecisionTest, ObserveModeCountsWouldShedAndPasses) {
   auto cfg = dp_.config();
   cfg.mode = EDGESHED_MODE_OBSERVE;
   dp_.set_config(cfg);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
-  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {0, 2, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {0, 2, 0, 0, 0, 0});
   dp_.set_inflight(EDGESHED_CLASS_BACKGROUND, 2);
   EXPECT_EQ(syn(), Verdict::kPass);
   EXPECT_EQ(syn(kBackgroundPort), Verdict::kPass);
@@ -247,7 +263,7 @@ TEST_P(DecisionTest, ObserveModeDoesNotSpendTokens) {
   auto cfg = dp_.config();
   cfg.mode = EDGESHED_MODE_OBSERVE;
   dp_.set_config(cfg);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 1});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 1, 0, 0});
   EXPECT_EQ(syn(), Verdict::kPass);  // takes the one token
   EXPECT_EQ(syn(), Verdict::kPass);  // would shed
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
@@ -259,7 +275,7 @@ TEST_P(DecisionTest, RstActionAnswersAndIsBudgeted) {
   cfg.action = EDGESHED_ACTION_RST;
   cfg.rst_per_sec_per_cpu = 2;
   dp_.set_config(cfg);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   EXPECT_EQ(syn(), Verdict::kTx);
   EXPECT_EQ(syn(), Verdict::kTx);
   EXPECT_EQ(syn(), Verdict::kDrop);  // budget of this CPU and second spent
@@ -271,7 +287,7 @@ TEST_P(DecisionTest, RstActionAnswersAndIsBudgeted) {
 }
 
 TEST_P(DecisionTest, SourcePrefixOverridesThePortClass) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("192.0.2.0/24").value(),
                                     EDGESHED_CLASS_CRITICAL));
   ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("2001:db8:1::/48").value(),
@@ -301,7 +317,7 @@ TEST_P(DecisionTest, SourcePrefixOverridesThePortClass) {
 }
 
 TEST_P(DecisionTest, CountersAddUpToTheSynsSeen) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {kHalf, 0, 0, 0, 0, 0});
   int passed = 0, dropped = 0;
   for (int i = 0; i < 200; ++i) {
     Verdict v = syn(kNormalPort, source(i));

@@ -16,7 +16,7 @@ class FuzzRegressionTest : public ::testing::TestWithParam<Entry> {
     cfg.action = EDGESHED_ACTION_RST;
     dp_.set_config(cfg);
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0});
+      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
     }
   }
 

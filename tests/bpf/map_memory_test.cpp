@@ -184,9 +184,9 @@ class MapMemoryTest : public ::testing::Test {
       EDGESHED_DEFAULT_RST_REFLECT_PER_CONN};
     cfg.heartbeat_timeout_ns = 3600 * kSecond;
     dp_.set_config(cfg);
-    dp_.set_class_policy(EDGESHED_CLASS_CRITICAL, {0, 0, 1000, 100});
-    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE / 2, 0, 0, 0}, 7);
-    dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {0, 1, 0, 0}, 7);
+    dp_.set_class_policy(EDGESHED_CLASS_CRITICAL, {0, 0, 1000, 100, 0, 0});
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE / 2, 0, 0, 0, 0, 0}, 7);
+    dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {0, 1, 0, 0, 0, 0}, 7);
     dp_.set_inflight(EDGESHED_CLASS_BACKGROUND, 1);
     dp_.set_heartbeat(monotonic_ns());
   }

@@ -16,7 +16,7 @@ class ParseTest : public ::testing::TestWithParam<Entry> {
  protected:
   void SetUp() override {
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0});
+      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
     }
   }
 
@@ -125,7 +125,7 @@ TEST_P(ParseTest, LongerExtensionChainsAreDroppedWhileTheirClassSheds) {
 
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {});
   expect_global(b.build(), Verdict::kPass, EDGESHED_GCTR_TOO_DEEP, "normal admits");
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 1, 0, 0});  // in-flight cap 1
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 1, 0, 0, 0, 0});  // in-flight cap 1
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, 1);
   expect_global(b.build(), Verdict::kDrop, EDGESHED_GCTR_SHED_TOO_DEEP, "normal at its cap");
 }
@@ -229,14 +229,14 @@ TEST_P(ParseTest, TheChecksumIsCheckedOnlyWhereTheSynWouldBeShed) {
   constexpr size_t kChecksumAt = 14 + 10;
   Bytes frame = PacketBuilder::syn_v4().build();
   frame[kChecksumAt] ^= 0x01;
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 0, 0, 0, 0});
   auto before = dp_.stats();
   EXPECT_EQ(dp_.run(GetParam(), frame).verdict, Verdict::kPass);
   auto after = dp_.stats();
   EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
   EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_BAD_CHECKSUM), 0u);
 
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   edgeshed_config cfg = dp_.config();
   cfg.action = EDGESHED_ACTION_RST;
   dp_.set_config(cfg);

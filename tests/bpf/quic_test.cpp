@@ -39,7 +39,7 @@ class QuicTest : public ::testing::TestWithParam<Entry> {
 
   void shed_all() const {
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0});
+      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
     }
   }
 
@@ -198,7 +198,7 @@ TEST_P(QuicTest, TruncatedAtEveryOffsetIsNeverDecided) {
 }
 
 TEST_P(QuicTest, AdmittedWhenThePolicyAdmitsAndNoInFlightCapApplies) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 1, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 1, 0, 0, 0, 0});
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, 1);
   auto before = dp_.stats();
   EXPECT_EQ(dp_.run(GetParam(), PacketBuilder::syn_v4().build()).verdict, Verdict::kDrop);
@@ -210,7 +210,7 @@ TEST_P(QuicTest, AdmittedWhenThePolicyAdmitsAndNoInFlightCapApplies) {
 }
 
 TEST_P(QuicTest, ShedByTheClassRateWhenItsTokensAreSpent) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 1});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 1, 0, 0});
   auto before = dp_.stats();
   EXPECT_EQ(dp_.run(GetParam(), initial_v4()).verdict, Verdict::kPass);
   EXPECT_EQ(dp_.run(GetParam(), initial_v4()).verdict, Verdict::kDrop);

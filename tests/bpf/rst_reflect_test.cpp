@@ -41,7 +41,7 @@ class RstReflectTest : public ::testing::TestWithParam<Entry> {
     cfg.rst_per_sec_per_cpu = ceiling;
     cfg.rst_reflect = limit;
     dp_.set_config(cfg);
-    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   }
   Verdict syn_v4(const std::string& src, uint16_t sport = 40000) {
     return dp_.run(GetParam(), PacketBuilder::syn_v4(sport, kNormalPort, src).build()).verdict;

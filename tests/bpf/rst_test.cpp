@@ -16,7 +16,7 @@ class RstTest : public ::testing::TestWithParam<Entry> {
     auto cfg = dp_.config();
     cfg.action = EDGESHED_ACTION_RST;
     dp_.set_config(cfg);
-    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   }
 
   // Runs the SYN, expects a RST back, returns it parsed.
@@ -115,7 +115,7 @@ TEST_P(RstTest, AcknowledgesPayload) {
 // A listener discards a SYN+FIN: it passes untouched, under shed-all with
 // RST, and neither spends a token nor counts as a decision.
 TEST_P(RstTest, SynFinPassesWithoutDecision) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 1, 1});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 1, 1, 0, 0});
   TcpSpec t;
   t.flags = kSyn | kFin;
   for (const Bytes& frame : {PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(t).build(),

@@ -1,10 +1,11 @@
-// The in-flight tracker against real loopback connections: counted while
+// The connection tracker against real loopback connections: counted while
 // established (accepted or still queued), uncounted however they end.
 #include <arpa/inet.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +31,13 @@ struct LinkDeleter {
 class TrackerTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Only this namespace's connections: other tests' servers elsewhere on
+    // the host share the classes.
+    struct stat ns {};
+    ASSERT_EQ(stat("/proc/self/ns/net", &ns), 0);
+    auto cfg = dp_.config();
+    cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
+    dp_.set_config(cfg);
     link_.reset(bpf_program__attach(dp_.skeleton()->progs.edgeshed_track));
     ASSERT_TRUE(link_) << "tp_btf attach failed: errno " << errno;
   }
@@ -43,8 +51,8 @@ class TrackerTest : public ::testing::Test {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     uint64_t port_count = 0, class_count = 0;
     do {
-      port_count = dp_.maps().read_inflight_port(port).value();
-      class_count = dp_.maps().read_inflight_classes().value()[class_id];
+      port_count = dp_.maps().read_connection_port(port).value();
+      class_count = dp_.maps().read_connection_classes().value()[class_id];
       if (port_count == want && class_count == want) return;
       std::this_thread::sleep_for(10ms);
     } while (std::chrono::steady_clock::now() < deadline);
@@ -118,8 +126,8 @@ TEST_F(TrackerTest, UnprotectedPortsAreNotCounted) {
   Fd listener = listen_on_loopback(AF_INET, &port);
   Fd client = connect_loopback(AF_INET, port);
   std::this_thread::sleep_for(50ms);
-  EXPECT_EQ(dp_.maps().read_inflight_port(port).value(), 0u);
-  auto classes = dp_.maps().read_inflight_classes().value();
+  EXPECT_EQ(dp_.maps().read_connection_port(port).value(), 0u);
+  auto classes = dp_.maps().read_connection_classes().value();
   EXPECT_EQ(classes[EDGESHED_CLASS_NORMAL], 0u);
 }
 
@@ -134,14 +142,14 @@ TEST_F(TrackerTest, SourcePrefixClassAndDualStackListener) {
   clients.reserve(4);
   for (int i = 0; i < 4; ++i) clients.push_back(connect_loopback(AF_INET, port));
   expect_counts(port, EDGESHED_CLASS_CRITICAL, 4);
-  EXPECT_EQ(dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
+  EXPECT_EQ(dp_.maps().read_connection_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
 
   // Editing the class now must not make the close uncount the wrong class.
   ASSERT_TRUE(dp_.maps().remove_prefix(config::parse_ip_prefix("127.0.0.0/8").value()));
   clients.clear();
   listener.reset();
   expect_counts(port, EDGESHED_CLASS_CRITICAL, 0);
-  EXPECT_EQ(dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
+  EXPECT_EQ(dp_.maps().read_connection_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
 }
 
 TEST_F(TrackerTest, ManyShortConnectionsLeaveNoCount) {
@@ -170,7 +178,7 @@ class ReflectCreditTest : public TrackerTest {
     cfg.rst_per_sec_per_cpu = 10'000'000;
     cfg.rst_reflect = {1, kBurst, 24, 48, per_conn};
     dp_.set_config(cfg);
-    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0});
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
   }
   // SYNs from 127.0.0.0/24 until one is dropped: the RSTs it was sent.
   int rsts_until_a_drop() {

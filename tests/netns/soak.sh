@@ -132,7 +132,7 @@ dp_counts() {
 			+ .would_shed_fraction + .would_shed_rate + .fail_open + .pass_mode_off) | add),
 		  (map(.counters | .shed_cap + .shed_fraction + .shed_rate) | add),
 		  (map(.counters.rst_sent) | add),
-		  (map(.inflight) | add) ] | @tsv'
+		  (map(.connections) | add) ] | @tsv'
 }
 # SYNs the client's kernel retransmitted (all sockets of its namespace).
 syn_retrans() {

@@ -42,7 +42,7 @@ listening() { in_srv ss -Hltn "sport = :$PORT" | grep -q .; }
 wait_for "the server to listen on $PORT" listening
 
 in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook xdp-generic --port $PORT >/dev/null
-inflight() { "$EDGESHED" status --iface "$SRV_IF" --json | jq '.classes.normal.inflight'; }
+inflight() { "$EDGESHED" status --iface "$SRV_IF" --json | jq '.classes.normal.connections'; }
 none_in_flight() { [ "$(inflight)" = 0 ]; }
 work=$(mktemp -d)
 LAB_DIRS+=("$work")

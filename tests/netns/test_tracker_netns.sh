@@ -19,7 +19,7 @@ ip netns exec "$OTHER_NS" ip link set lo up
 
 in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook xdp-generic --port 80 --mode observe \
 	--heartbeat-timeout-ms 0 >/dev/null
-inflight() { "$EDGESHED" status --iface "$SRV_IF" --json | jq '[.classes[].inflight] | add'; }
+inflight() { "$EDGESHED" status --iface "$SRV_IF" --json | jq '[.classes[].connections] | add'; }
 [ "$(inflight)" = 0 ] || fail "in-flight $(inflight) right after attach"
 
 # A service on port 80 in the other namespace that holds each request 5 s.

@@ -753,6 +753,18 @@ TEST(ConfigTest, LatencySignalNamesTheLimitsInput) {
   EXPECT_EQ(cfg->latency_signal, "probe");
 }
 
+TEST(ConfigTest, MaxConnectionsIsAnyAlgorithmsHardCap) {
+  auto none = parse_config("", "edgeshed.toml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->max_connections, 0u);
+  auto cfg =
+      parse_config("[limit]\nalgorithm = \"static\"\nmax_connections = 5000\n", "edgeshed.toml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->max_connections, 5000u);
+  EXPECT_EQ(error_of("[limit]\nmax_connections = 0\n"),
+            "edgeshed.toml:2:1: limit.max_connections = 0: must be an integer in [1, 1000000]");
+}
+
 TEST(ConfigErrorTest, KeyOfAnotherAlgorithm) {
   EXPECT_EQ(error_of("[limit]\nalgorithm = \"aimd\"\ntolerance = 0.3\n"),
             "edgeshed.toml:3:1: limit.tolerance = 0.3: only valid with algorithm = \"gradient\" or "

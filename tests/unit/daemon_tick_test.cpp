@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "common/fake_clock.h"
 #include "daemon/operator_changes.h"
 #include "daemon/reload.h"
-#include "common/fake_clock.h"
 #include "law/clock.h"
 #include "law/control_law.h"
 
@@ -47,6 +47,8 @@ class FakeDataplane final : public DataplaneAccess {
   struct Interface {
     std::string name;
     Result<ClassCounts> inflight = ClassCounts{};
+    std::optional<ClassCounts> peak_inflight;  // empty: the live count
+    ClassCounts connections{};
     edgeshed_stats stats{};
     edgeshed_config config{};
     std::vector<edgeshed_policy_set> published;
@@ -67,7 +69,14 @@ class FakeDataplane final : public DataplaneAccess {
 
   size_t interface_count() const override { return ifaces.size(); }
   const std::string& interface_name(size_t i) const override { return ifaces[i].name; }
-  Result<ClassCounts> read_inflight(size_t i) const override { return ifaces[i].inflight; }
+  Result<LiveCounts> take_live_counts(size_t i) const override {
+    if (!ifaces[i].inflight) return ifaces[i].inflight.error();
+    LiveCounts live;
+    live.inflight = *ifaces[i].inflight;
+    live.peak_inflight = ifaces[i].peak_inflight.value_or(live.inflight);
+    live.connections = ifaces[i].connections;
+    return live;
+  }
   Result<edgeshed_stats> read_stats(size_t i) const override { return ifaces[i].stats; }
   Result<std::vector<signals::PortLatency>> read_latency(size_t /*i*/) const override {
     return std::vector<signals::PortLatency>{};

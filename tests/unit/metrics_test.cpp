@@ -24,6 +24,7 @@ MetricsSnapshot sample_snapshot() {
   s.policies[law::index_of(law::TrafficClass::kNormal)].inflight_cap = 37;
   s.policies[law::index_of(law::TrafficClass::kBackground)].admit_fraction = 0;
   s.inflight = {3, 37, 0};
+  s.connections = {5, 412, 0};
   s.signals.push_back({"accept_queue", "accept_queue", 0.0284, 0.02, false, 0.08});
   s.signals.push_back({"memory \"psi\"", "psi", std::nullopt, 20, true, std::nullopt});
   InterfaceMetric i{"eth0", {}};
@@ -82,7 +83,7 @@ TEST(Metrics, EveryFamilyHasHelpAndTypeBeforeItsSamples) {
   for (const char* f :
        {"edgeshed_decisions_total", "edgeshed_rst_total", "edgeshed_packets_total",
         "edgeshed_pressure_level", "edgeshed_pressure", "edgeshed_signal_value",
-        "edgeshed_signal_stale", "edgeshed_inflight", "edgeshed_limit",
+        "edgeshed_signal_stale", "edgeshed_inflight", "edgeshed_connections", "edgeshed_limit",
         "edgeshed_level_changes_total", "edgeshed_tick_seconds", "edgeshed_build_info"}) {
     EXPECT_TRUE(types.count(f)) << f;
   }
@@ -111,6 +112,7 @@ TEST(Metrics, ValuesAndLabels) {
   has(R"(edgeshed_limit{class="critical"} +Inf)");
   has(R"(edgeshed_admit_fraction{class="background"} 0)");
   has(R"(edgeshed_inflight{class="normal"} 37)");
+  has(R"(edgeshed_connections{class="normal"} 412)");
   has("edgeshed_level_changes_total 4");
   has(R"(edgeshed_config_reloads_total{result="failed"} 1)");
   has(R"(edgeshed_tick_seconds_bucket{le="0.0005"} 1)");

@@ -49,10 +49,24 @@ TEST(PolicyWriter, FailOpenDecisionAdmitsAll) {
   for (auto& p : d.policies) p.admit_fraction = 0;
   d.fail_open = true;
   d.level = law::Level::kHigh;
-  auto set = to_policy_set(d, 42);
-  for (const auto& c : set.cls) EXPECT_EQ(c.shed_frac, 0u);
+  auto set = to_policy_set(d, 42, 500);
+  for (const auto& c : set.cls) {
+    EXPECT_EQ(c.shed_frac, 0u);
+    EXPECT_EQ(c.conn_cap, 0u);
+  }
   EXPECT_EQ(set.level, 2u);
   EXPECT_EQ(set.generation, 42u);
+}
+
+// The operator's connection cap applies to every class, beside the limit on
+// requests in service that the law sets.
+TEST(PolicyWriter, ConnectionCapGoesToEveryClass) {
+  law::Decision d;
+  d.policies[law::index_of(law::TrafficClass::kNormal)].inflight_cap = 12;
+  auto set = to_policy_set(d, 1, 500);
+  for (const auto& c : set.cls) EXPECT_EQ(c.conn_cap, 500u);
+  EXPECT_EQ(set.cls[law::index_of(law::TrafficClass::kNormal)].inflight_cap, 12u);
+  EXPECT_EQ(to_policy_set(d, 2).cls[0].conn_cap, 0u);
 }
 
 }  // namespace

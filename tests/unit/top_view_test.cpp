@@ -42,12 +42,14 @@ nlohmann::ordered_json status_with(double pressure, double normal_shed) {
                           "rst_sent", "rst_capped"}) {
       counters[k] = 0;
     }
-    iface["classes"][c] = {{"shed_fraction", 0.0}, {"inflight_cap", 0}, {"tokens_per_sec", 0},
-                           {"burst", 0},           {"inflight", 1},     {"counters", counters}};
+    iface["classes"][c] = {{"shed_fraction", 0.0}, {"inflight_cap", 0},   {"tokens_per_sec", 0},
+                           {"burst", 0},           {"inflight", 1},       {"connections", 3},
+                           {"connection_cap", 0},  {"counters", counters}};
     const double shed = std::string(c) == "normal" ? normal_shed : 0;
-    iface["rates"]["classes"][c] = {{"admitted", 10.0}, {"shed", shed},     {"shed_cap", shed},
-                                    {"shed_fraction", 0.0}, {"shed_rate", 0.0}, {"would_shed", 0.0},
-                                    {"fail_open", 0.0}, {"rst_sent", 0.0}, {"rst_capped", 0.0}};
+    iface["rates"]["classes"][c] = {
+        {"admitted", 10.0},     {"shed", shed},     {"shed_cap", shed},
+        {"shed_fraction", 0.0}, {"shed_rate", 0.0}, {"would_shed", 0.0},
+        {"fail_open", 0.0},     {"rst_sent", 0.0},  {"rst_capped", 0.0}};
   }
   iface["counters"] = {{"unparsed", 0}};
   ipc::State state;
@@ -89,7 +91,9 @@ TEST(StatusLines, SayWhyTheDataPlaneFailsOpen) {
   auto lines = status_lines(s);
   EXPECT_NE(lines[0].find("daemon: not running"), std::string::npos);
   bool found = false;
-  for (const auto& l : lines) found |= l.find("FAIL-OPEN: admitting everything: no controller heartbeat") != std::string::npos;
+  for (const auto& l : lines)
+    found |=
+        l.find("FAIL-OPEN: admitting everything: no controller heartbeat") != std::string::npos;
   EXPECT_TRUE(found);
 }
 

@@ -184,7 +184,7 @@ class PacketFuzz {
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
       const uint32_t frac = c == EDGESHED_CLASS_NORMAL ? kHalf : 0;
       const uint32_t cap = c == EDGESHED_CLASS_BACKGROUND ? 1 : 0;
-      dp_.set_class_policy(c, {frac, cap, 0, 0}, kSalt);
+      dp_.set_class_policy(c, {frac, cap, 0, 0, 0, 0}, kSalt);
     }
     dp_.set_inflight(EDGESHED_CLASS_BACKGROUND, 1);
     // QUIC too on the normal and background ports: background's cap then

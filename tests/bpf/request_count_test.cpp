@@ -1,0 +1,317 @@
+// Requests in service, counted in the kernel against real loopback
+// connections: what the caps limit. Idle connections count nothing; a
+// connection counts one from its request's arrival (read or not) to the
+// server's answer or its end, whatever the shape: keep-alive, pipelined,
+// several requests outstanding, half-closed, reset.
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bpf/dataplane_fixture.h"
+#include "common/fd.h"
+#include "common/loopback.h"
+#include "dataplane/inflight_seed.h"
+#include "edgeshed.skel.h"
+
+namespace edgeshed::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kRequest[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+constexpr size_t kRequestBytes = sizeof(kRequest) - 1;
+constexpr char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+constexpr size_t kResponseBytes = sizeof(kResponse) - 1;
+
+struct LinkDeleter {
+  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
+};
+using Link = std::unique_ptr<bpf_link, LinkDeleter>;
+
+void send_request(int fd) {
+  ASSERT_EQ(send(fd, kRequest, kRequestBytes, MSG_NOSIGNAL), static_cast<ssize_t>(kRequestBytes));
+}
+void send_response(int fd) {
+  ASSERT_EQ(send(fd, kResponse, kResponseBytes, MSG_NOSIGNAL),
+            static_cast<ssize_t>(kResponseBytes));
+}
+// Reads exactly n bytes (the test's messages are small: one recv each,
+// unless they were coalesced, which MSG_WAITALL with an exact size handles).
+void read_bytes(int fd, size_t n) {
+  std::string buf(n, '\0');
+  ASSERT_EQ(recv(fd, buf.data(), n, MSG_WAITALL), static_cast<ssize_t>(n));
+}
+void reset_on_close(int fd) {
+  linger l{1, 0};
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+}
+
+class RequestCountTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!dp_.skeleton().measures_response()) {
+      GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";
+    }
+    const auto* progs = &dp_.skeleton()->progs;
+    for (bpf_program* p :
+         {progs->edgeshed_track, progs->edgeshed_request, progs->edgeshed_response}) {
+      links_.emplace_back(bpf_program__attach(p));
+      ASSERT_TRUE(links_.back()) << bpf_program__name(p) << ": attach failed, errno " << errno;
+    }
+    // Only this namespace's connections: other tests' servers elsewhere on
+    // the host share the class.
+    struct stat ns {};
+    ASSERT_EQ(stat("/proc/self/ns/net", &ns), 0);
+    auto cfg = dp_.config();
+    cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
+    dp_.set_config(cfg);
+    listener_ = listen_on_loopback(AF_INET, &port_, 512);
+    ASSERT_TRUE(dp_.maps().set_ports(
+        {{kNormalPort, EDGESHED_CLASS_NORMAL}, {port_, EDGESHED_CLASS_NORMAL}}));
+  }
+
+  struct Pair {
+    Fd client, server;
+  };
+  Pair open_pair() {
+    Pair p;
+    p.client = connect_loopback(AF_INET, port_);
+    p.server = Fd(accept(listener_.get(), nullptr, nullptr));
+    EXPECT_TRUE(p.server.valid());
+    return p;
+  }
+
+  // Counts change in softirq context: wait for them rather than race. The
+  // port's and the class's count agree, and so do the connections.
+  void expect_in_service(uint64_t want, uint64_t connections) {
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    uint64_t port_count = 0, class_count = 0, conns = 0;
+    do {
+      port_count = dp_.maps().read_inflight_port(port_).value();
+      class_count = dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL];
+      conns = dp_.maps().read_connection_port(port_).value();
+      if (port_count == want && class_count == want && conns == connections) return;
+      std::this_thread::sleep_for(5ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    EXPECT_EQ(port_count, want) << "requests in service, port";
+    EXPECT_EQ(class_count, want) << "requests in service, class";
+    EXPECT_EQ(conns, connections) << "connections";
+  }
+
+  static void answer(const Pair& p) {
+    read_bytes(p.server.get(), kRequestBytes);
+    send_response(p.server.get());
+  }
+
+  DataplaneFixture dp_;
+  std::vector<Link> links_;
+  Fd listener_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(RequestCountTest, IdleConnectionsCountNothing) {
+  std::vector<Pair> idle;
+  for (int i = 0; i < 50; ++i) idle.push_back(open_pair());
+  std::vector<Fd> queued;  // never accepted: idle in the accept queue
+  for (int i = 0; i < 50; ++i) queued.push_back(connect_loopback(AF_INET, port_));
+  expect_in_service(0, 100);
+}
+
+TEST_F(RequestCountTest, KeepAliveCountsEachRequestUntilItsAnswer) {
+  Pair p = open_pair();
+  for (int i = 0; i < 3; ++i) {
+    send_request(p.client.get());
+    expect_in_service(1, 1);  // arrived, unread
+    read_bytes(p.server.get(), kRequestBytes);
+    expect_in_service(1, 1);  // read: the server is working on it
+    send_response(p.server.get());
+    expect_in_service(0, 1);  // answered: idle again
+    read_bytes(p.client.get(), kResponseBytes);
+  }
+  // A response in several sends ends the request at the first.
+  send_request(p.client.get());
+  read_bytes(p.server.get(), kRequestBytes);
+  send_response(p.server.get());
+  send_response(p.server.get());
+  expect_in_service(0, 1);
+}
+
+TEST_F(RequestCountTest, ARequestQueuedBeforeAcceptIsInService) {
+  Fd client = connect_loopback(AF_INET, port_);
+  send_request(client.get());
+  expect_in_service(1, 1);
+  Fd server(accept(listener_.get(), nullptr, nullptr));
+  read_bytes(server.get(), kRequestBytes);
+  send_response(server.get());
+  expect_in_service(0, 1);
+}
+
+// Two requests sent back to back: the server answers the first with the
+// second still unread, which stays in service until its own answer.
+TEST_F(RequestCountTest, APipelinedRequestStaysInServiceUntilItsAnswer) {
+  Pair p = open_pair();
+  send_request(p.client.get());
+  send_request(p.client.get());
+  expect_in_service(1, 1);  // one connection with work outstanding
+  read_bytes(p.server.get(), kRequestBytes);
+  send_response(p.server.get());
+  expect_in_service(1, 1);  // the second, unread
+  read_bytes(p.server.get(), kRequestBytes);
+  send_response(p.server.get());
+  expect_in_service(0, 1);
+}
+
+// HTTP/2-like: a request arrives while another is outstanding on the same
+// connection. The connection counts once, until the server next sends.
+TEST_F(RequestCountTest, SeveralOutstandingRequestsCountTheConnectionOnce) {
+  Pair p = open_pair();
+  send_request(p.client.get());
+  read_bytes(p.server.get(), kRequestBytes);
+  send_request(p.client.get());
+  read_bytes(p.server.get(), kRequestBytes);
+  send_request(p.client.get());
+  expect_in_service(1, 1);
+  send_response(p.server.get());  // one answer; one request still unread
+  expect_in_service(1, 1);
+  read_bytes(p.server.get(), kRequestBytes);
+  send_response(p.server.get());
+  expect_in_service(0, 1);
+}
+
+TEST_F(RequestCountTest, AHalfClosedClientIsInServiceUntilTheAnswer) {
+  Pair p = open_pair();
+  send_request(p.client.get());
+  ASSERT_EQ(shutdown(p.client.get(), SHUT_WR), 0);
+  read_bytes(p.server.get(), kRequestBytes);
+  char c;
+  ASSERT_EQ(recv(p.server.get(), &c, 1, 0), 0);  // the FIN: CLOSE_WAIT
+  expect_in_service(1, 1);
+  send_response(p.server.get());
+  expect_in_service(0, 1);
+  p.server.reset();
+  expect_in_service(0, 0);
+}
+
+// However a connection ends with its request unanswered, the request leaves
+// service with it; nothing that arrives after the server's close counts.
+TEST_F(RequestCountTest, UnansweredRequestsLeaveServiceWithTheirConnection) {
+  Pair closed_by_server = open_pair();
+  Pair reset_by_client = open_pair();
+  Pair reset_by_server = open_pair();
+  Pair after_close = open_pair();
+  for (Pair* p : {&closed_by_server, &reset_by_client, &reset_by_server, &after_close}) {
+    send_request(p->client.get());
+  }
+  expect_in_service(4, 4);
+
+  closed_by_server.server.reset();
+  expect_in_service(3, 3);
+  reset_on_close(reset_by_client.client.get());
+  reset_by_client.client.reset();
+  expect_in_service(2, 2);
+  reset_on_close(reset_by_server.server.get());
+  reset_by_server.server.reset();
+  expect_in_service(1, 1);
+
+  // The server answers and half-closes (FIN_WAIT): it is done with the
+  // connection, so a late request from the client is not in service.
+  read_bytes(after_close.server.get(), kRequestBytes);
+  send_response(after_close.server.get());
+  ASSERT_EQ(shutdown(after_close.server.get(), SHUT_WR), 0);
+  expect_in_service(0, 0);
+  send_request(after_close.client.get());
+  std::this_thread::sleep_for(50ms);
+  expect_in_service(0, 0);
+}
+
+TEST_F(RequestCountTest, ThePeakIsTheMostAtOnceSinceItWasTaken) {
+  ASSERT_TRUE(dp_.maps().take_inflight_peaks());
+  std::vector<Pair> pairs;
+  for (int i = 0; i < 5; ++i) {
+    pairs.push_back(open_pair());
+    send_request(pairs.back().client.get());
+  }
+  expect_in_service(5, 5);
+  for (Pair& p : pairs) {
+    read_bytes(p.server.get(), kRequestBytes);
+    send_response(p.server.get());
+  }
+  expect_in_service(0, 5);
+  auto peaks = dp_.maps().take_inflight_peaks();
+  ASSERT_TRUE(peaks) << peaks.error().message;
+  EXPECT_EQ((*peaks)[EDGESHED_CLASS_NORMAL], 5u);
+  EXPECT_EQ(dp_.maps().take_inflight_peaks().value()[EDGESHED_CLASS_NORMAL], 0u);
+}
+
+// The daemon may start with clients already connected: the seed walk puts a
+// request still unread in service, and counts an idle connection as idle.
+TEST_F(RequestCountTest, TheSeedWalkCountsUnreadRequestsOfEarlierConnections) {
+  links_.clear();  // the tracker is not there when these connections open
+  Pair idle = open_pair();
+  Pair waiting = open_pair();
+  send_request(waiting.client.get());
+  std::this_thread::sleep_for(20ms);
+  const auto* progs = &dp_.skeleton()->progs;
+  for (bpf_program* p :
+       {progs->edgeshed_track, progs->edgeshed_request, progs->edgeshed_response}) {
+    links_.emplace_back(bpf_program__attach(p));
+    ASSERT_TRUE(links_.back());
+  }
+  auto seed = InflightSeed::from_skeleton(dp_.skeleton());
+  ASSERT_TRUE(seed) << seed.error().message;
+  ASSERT_TRUE(seed->run());
+  expect_in_service(1, 2);
+  read_bytes(waiting.server.get(), kRequestBytes);
+  send_response(waiting.server.get());
+  expect_in_service(0, 2);
+}
+
+// Exact over many connections of every shape at once: the counts return to
+// zero and never go below it (a lost decrement would leave them high, a
+// double one would wrap them).
+TEST_F(RequestCountTest, ExactAfterManyConnections) {
+  constexpr int kBatches = 500;
+  constexpr int kBatch = 200;  // 10^5 connections
+  for (int b = 0; b < kBatches; ++b) {
+    std::vector<Pair> pairs;
+    pairs.reserve(kBatch);
+    for (int i = 0; i < kBatch; ++i) {
+      pairs.push_back(open_pair());
+      if (i % 5 != 0) send_request(pairs.back().client.get());  // every fifth idle
+    }
+    for (int i = 0; i < kBatch; ++i) {
+      Pair& p = pairs[static_cast<size_t>(i)];
+      switch (i % 4) {
+        case 0:  // answered, then the server closes
+          if (i % 5) answer(p);
+          break;
+        case 1:  // unanswered: the client resets
+          reset_on_close(p.client.get());
+          p.client.reset();
+          break;
+        case 2:  // answered, then the client closes first
+          if (i % 5) answer(p);
+          p.client.reset();
+          break;
+        default:  // unanswered: the server resets
+          reset_on_close(p.server.get());
+          break;
+      }
+    }
+    pairs.clear();
+    if (b % 100 == 99) expect_in_service(0, 0);
+  }
+  expect_in_service(0, 0);
+}
+
+}  // namespace
+}  // namespace edgeshed::testing

@@ -22,6 +22,7 @@ SERVER_PIDS=() # every process of the last server (CPU accounting)
 SV_UPSTREAM2=() # nginx split upstream: "PORT WORKERS SERVICE_MS" of the second half
 SERVER_LIFE_S=${SERVER_LIFE_S:-600}
 SV_ALL_PIDS=() # every server process of the lab, stopped with a bounded wait
+SV_PY_ARGS=() # more arguments of the Python servers started next (e.g. --idle-timeout-s 60)
 
 # sv_bg LOG CMD...: CMD in the server namespace at the lab's priority, in the
 # background; its pid (nice and nsenter exec) in SV_BG, SERVER_PIDS and SV_ALL_PIDS.
@@ -172,7 +173,7 @@ start_server() {
 		local script=$SV_TOOLS/${kind%_failfast}_server.py ff=()
 		[[ $kind == *_failfast ]] && ff=(--fail-fast)
 		sv_bg "$log" "$PYTHON" "$script" --port "$port" --workers "$workers" --service-ms "$ms" \
-			--duration-s "$SERVER_LIFE_S" "${ff[@]}"
+			--duration-s "$SERVER_LIFE_S" "${ff[@]}" "${SV_PY_ARGS[@]}"
 		SERVER_PID=$SV_BG
 		;;
 	refserver)

@@ -53,7 +53,8 @@ class Server:
         try:
             while True:
                 try:
-                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
+                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"),
+                                                  timeout=self.args.idle_timeout_s)
                 except (asyncio.IncompleteReadError, asyncio.TimeoutError,
                         asyncio.LimitOverrunError, ConnectionError):
                     return

@@ -1,6 +1,7 @@
 """The command line the lab's Python servers share (eager_server.py,
 threaded_server.py): W slots x S ms on an address and port, for a bounded
-time, optionally answering 503 at once when every slot is busy."""
+time, optionally answering 503 at once when every slot is busy; an idle
+connection is closed after --idle-timeout-s."""
 import argparse
 
 
@@ -13,7 +14,10 @@ def parse(description):
     p.add_argument("--backlog", type=int, default=4096)
     p.add_argument("--fail-fast", action="store_true", help="503 at once when every slot is busy")
     p.add_argument("--duration-s", type=float, default=120, help="exit after this long")
+    p.add_argument("--idle-timeout-s", type=float, default=10,
+                   help="close a connection that sends no request for this long (before its "
+                        "first request, or between keep-alive requests)")
     a = p.parse_args()
-    if a.workers < 1 or a.service_ms < 0 or a.duration_s <= 0:
-        p.error("--workers >= 1, --service-ms >= 0, --duration-s > 0")
+    if a.workers < 1 or a.service_ms < 0 or a.duration_s <= 0 or a.idle_timeout_s <= 0:
+        p.error("--workers >= 1, --service-ms >= 0, --duration-s > 0, --idle-timeout-s > 0")
     return a

@@ -32,6 +32,7 @@ LimitSample LevelControlLaw::limit_sample(const TickInputs& inputs, std::chrono:
   for (TrafficClass traffic_class : kAllClasses) {
     if (!any_limited || limited_classes_[index_of(traffic_class)]) {
       sample.inflight += inputs.inflight[index_of(traffic_class)];
+      sample.peak_inflight += inputs.peak_inflight[index_of(traffic_class)];
     }
   }
   sample.sheds = std::accumulate(inputs.sheds.begin(), inputs.sheds.end(), uint64_t{0});

@@ -45,6 +45,9 @@ struct TickInputs {
   // measured. Needed by the capacity limit only.
   std::optional<uint64_t> completions;
   std::array<uint32_t, kNumClasses> inflight{};
+  // Per class, the most in flight at once since the last tick; 0 when not
+  // measured.
+  std::array<uint32_t, kNumClasses> peak_inflight{};
   std::array<uint64_t, kNumClasses> sheds{};  // since the last tick
 };
 

@@ -17,6 +17,11 @@ struct LimitSample {
   // In flight now, counting the classes the limit capped in the last decision
   // (all classes when it capped none).
   uint32_t inflight = 0;
+  // The most in flight at once since the last tick, same classes as
+  // `inflight` (the data plane keeps a peak the daemon reads and resets each
+  // tick): bursts between ticks are what a limit meets. 0: not measured, use
+  // `inflight`.
+  uint32_t peak_inflight = 0;
   uint64_t sheds = 0;  // new connections shed since the last tick, all classes
   std::chrono::nanoseconds now{0};
   // Responses completed since the last tick; empty when not measured. Only the

@@ -182,8 +182,10 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
   }
 
   if (const auto& counts = snapshot_.inflight; counts) {
-    for (size_t c = 0; c < law::kNumClasses; ++c)
+    for (size_t c = 0; c < law::kNumClasses; ++c) {
       in.inflight[c] = static_cast<uint32_t>((*counts)[c]);
+      in.peak_inflight[c] = static_cast<uint32_t>(snapshot_.peak_inflight[c]);
+    }
   } else {
     report("inflight", counts.error().message, now, errors);
   }

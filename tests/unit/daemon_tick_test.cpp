@@ -265,6 +265,22 @@ TEST_F(TickTest, AConnectionSeenByTheTrackersOfTwoInterfacesCountsOnce) {
   EXPECT_EQ(law_->last_inputs().inflight[law::index_of(law::TrafficClass::kNormal)], 12u);
 }
 
+// The law learns the most requests in service at once between two ticks,
+// which a burst reaches and the tick's own reading misses.
+TEST_F(TickTest, ThePeakBetweenTicksReachesTheLaw) {
+  start(kInflightSignal);
+  const size_t normal = law::index_of(law::TrafficClass::kNormal);
+  ClassCounts now{}, peak{};
+  now[normal] = 3;
+  peak[normal] = 40;
+  dataplane_.ifaces[0].inflight = now;
+  dataplane_.ifaces[0].peak_inflight = peak;
+  dataplane_.ifaces[1].inflight = now;
+  (void)next_tick();
+  EXPECT_EQ(law_->last_inputs().inflight[normal], 3u);
+  EXPECT_EQ(law_->last_inputs().peak_inflight[normal], 40u);
+}
+
 constexpr const char* kQuietSignal = R"(
 [daemon]
 tick = "100ms"

@@ -270,14 +270,14 @@ static __always_inline void request_drop(struct edgeshed_sk_state *st)
  * owner's sends and state changes, the iterator), so the atomics only keep
  * each count exact against a second tracker during an upgrade.
  */
-static __always_inline void request_arrived(struct sock *sk)
+static __always_inline void request_arrived(struct sock *sk, int read_too)
 {
 	struct edgeshed_sk_state *st;
 
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
 	if (!st || !st->counted || st->request_ns)
 		return;
-	if (!tcp_unread(sk))
+	if (!tcp_unread(sk) && !(read_too && read_unanswered(sk)))
 		return;
 	if (__sync_val_compare_and_swap(&st->request_ns, 0,
 					bpf_ktime_get_ns()) == 0) {
@@ -371,9 +371,8 @@ int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
  * both or neither. The walk holds each socket's lock, as every state change
  * does, and skips sockets already unhashed, so one closing meanwhile is not
  * counted after its uncount. Their open is unknown: they give response
- * times, but no connection time (established_ns 0). A request still unread
- * enters service now; one the server has read already is not seen until
- * its answer, which finds none in service and counts nothing.
+ * times, but no connection time (established_ns 0). A request still unread,
+ * or read and not answered (read_unanswered()), enters service now.
  */
 SEC("iter/tcp")
 int edgeshed_seed(struct bpf_iter__tcp *ctx)
@@ -385,7 +384,7 @@ int edgeshed_seed(struct bpf_iter__tcp *ctx)
 	if (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
 	    sk->__sk_common.skc_state == TCP_CLOSE_WAIT) {
 		count_socket(sk, 0);
-		request_arrived(sk);
+		request_arrived(sk, 1);
 	}
 	return 0;
 }
@@ -403,7 +402,7 @@ int BPF_PROG(edgeshed_request, struct sock *sk)
 {
 	if (sk->sk_protocol != IPPROTO_TCP)
 		return 0;
-	request_arrived(sk);
+	request_arrived(sk, 0);
 	return 0;
 }
 

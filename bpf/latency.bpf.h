@@ -66,6 +66,24 @@ static __always_inline __u32 tcp_unread(struct sock *sk)
 	return n;
 }
 
+/*
+ * Data arrived and the server has sent nothing since: a request it has
+ * read, or is reading, and not answered. What the seed walk finds of a
+ * request older than the tracker; the tracker itself sees each arrival.
+ * A connection that never sent is plain; else the times are the kernel's
+ * jiffies, and an arrival in the jiffy of the last send counts as answered.
+ */
+static __always_inline int read_unanswered(struct sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	if (!tp || !tp->bytes_received)
+		return 0;
+	if (!tp->bytes_sent)
+		return 1;
+	return (__s32)(tp->inet_conn.icsk_ack.lrcvtime - tp->lsndtime) > 0;
+}
+
 /* A server's close: it sends its FIN first (ESTABLISHED -> FIN_WAIT1) or
  * answers the client's (CLOSE_WAIT -> LAST_ACK). */
 static __always_inline int server_close(int oldstate, int newstate)

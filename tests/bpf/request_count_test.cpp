@@ -252,13 +252,28 @@ TEST_F(RequestCountTest, ThePeakIsTheMostAtOnceSinceItWasTaken) {
   EXPECT_EQ(dp_.maps().take_inflight_peaks().value()[EDGESHED_CLASS_NORMAL], 0u);
 }
 
-// The daemon may start with clients already connected: the seed walk puts a
-// request still unread in service, and counts an idle connection as idle.
-TEST_F(RequestCountTest, TheSeedWalkCountsUnreadRequestsOfEarlierConnections) {
+// The daemon may start with clients already connected: the seed walk puts in
+// service a request still unread, one read but not answered (the server has
+// sent nothing since it came), and a second request read on a keep-alive
+// connection; it counts idle connections as idle, also one whose last
+// request was answered. The kernel keeps those times in jiffies: the steps
+// are 20 ms apart.
+TEST_F(RequestCountTest, TheSeedWalkCountsRequestsOfEarlierConnections) {
   links_.clear();  // the tracker is not there when these connections open
   Pair idle = open_pair();
+  Pair answered = open_pair();
   Pair waiting = open_pair();
-  send_request(waiting.client.get());
+  Pair working = open_pair();
+  Pair second = open_pair();
+  for (Pair* p : {&answered, &waiting, &working, &second}) send_request(p->client.get());
+  std::this_thread::sleep_for(20ms);
+  for (Pair* p : {&answered, &working, &second}) read_bytes(p->server.get(), kRequestBytes);
+  std::this_thread::sleep_for(20ms);
+  send_response(answered.server.get());
+  send_response(second.server.get());
+  std::this_thread::sleep_for(20ms);
+  send_request(second.client.get());
+  read_bytes(second.server.get(), kRequestBytes);
   std::this_thread::sleep_for(20ms);
   const auto* progs = &dp_.skeleton()->progs;
   for (bpf_program* p :
@@ -269,10 +284,12 @@ TEST_F(RequestCountTest, TheSeedWalkCountsUnreadRequestsOfEarlierConnections) {
   auto seed = InflightSeed::from_skeleton(dp_.skeleton());
   ASSERT_TRUE(seed) << seed.error().message;
   ASSERT_TRUE(seed->run());
-  expect_in_service(1, 2);
+  expect_in_service(3, 5);
+  ASSERT_TRUE(seed->run());  // a second walk counts nothing twice
+  expect_in_service(3, 5);
   read_bytes(waiting.server.get(), kRequestBytes);
-  send_response(waiting.server.get());
-  expect_in_service(0, 2);
+  for (Pair* p : {&waiting, &working, &second}) send_response(p->server.get());
+  expect_in_service(0, 5);
 }
 
 // Exact over many connections of every shape at once: the counts return to

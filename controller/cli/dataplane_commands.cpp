@@ -62,8 +62,9 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
                   "UDP ports whose new QUIC connections are protected, PORT[:CLASS], comma "
                   "separated (a port protected for both protocols has one class)")
       ->delimiter(',');
-  ctx.choose(cmd->add_option("--mode", args->mode, "off, observe or enforce")->capture_default_str(),
-             names::all_names(names::kModes));
+  ctx.choose(
+      cmd->add_option("--mode", args->mode, "off, observe or enforce")->capture_default_str(),
+      names::all_names(names::kModes));
   ctx.choose(cmd->add_option("--action", args->action, "drop or rst")->capture_default_str(),
              names::all_names(names::kActions));
   ctx.choose(cmd->add_option("--draw", args->draw, "source_hash or random")->capture_default_str(),
@@ -118,8 +119,8 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       opts.hash_prefix6 = args->hash_prefix_v6;
       if (!args->ports.empty() || !args->quic_ports.empty()) {
         std::vector<PortClass> ports;
-        for (const auto& [specs, protocols] :
-             {std::pair(&args->ports, EDGESHED_PORT_TCP), std::pair(&args->quic_ports, EDGESHED_PORT_QUIC)}) {
+        for (const auto& [specs, protocols] : {std::pair(&args->ports, EDGESHED_PORT_TCP),
+                                               std::pair(&args->quic_ports, EDGESHED_PORT_QUIC)}) {
           for (const auto& spec : *specs) {
             auto p = parse_port_spec(spec, static_cast<uint8_t>(protocols));
             if (!p) return fail(p.error().message);
@@ -175,7 +176,7 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
              names::all_names(names::kClasses));
   cmd->add_option("--shed-fraction", args->shed_fraction, "Fraction of new connections shed")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--cap", args->cap, "In-flight cap, 0 for none");
+  cmd->add_option("--cap", args->cap, "Cap on the class's requests in service, 0 for none");
   cmd->add_option("--rate", args->rate, "New connections per second, 0 for no limit");
   cmd->add_option("--burst", args->burst, "Token bucket depth (default: one second of --rate)");
   cmd->callback([args, &ctx] {

@@ -111,6 +111,18 @@ void DataplaneFixture::set_heartbeat(uint64_t ns) const {
   ASSERT_TRUE(maps_->publish(policy_, ns, ctl.salt));
 }
 
+std::vector<BpfLink> DataplaneFixture::attach_request_tracking() const {
+  std::vector<BpfLink> links;
+  const auto* progs = &(*skel_)->progs;
+  for (bpf_program* p :
+       {progs->edgeshed_track, progs->edgeshed_request, progs->edgeshed_response}) {
+    BpfLink link(bpf_program__attach(p));
+    EXPECT_TRUE(link) << bpf_program__name(p) << ": attach failed, errno " << errno;
+    if (link) links.push_back(std::move(link));
+  }
+  return links;
+}
+
 void DataplaneFixture::set_inflight(uint32_t class_id, uint64_t count) const {
   int fd = bpf_map__fd(skel_->get()->maps.es_inflight_cls);
   ASSERT_EQ(bpf_map_update_elem(fd, &class_id, &count, BPF_ANY), 0);

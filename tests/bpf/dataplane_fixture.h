@@ -1,12 +1,15 @@
 // A loaded data plane (no attach, no pins) and BPF_PROG_TEST_RUN on frames.
 #pragma once
 
+#include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/packet.h"
 #include "dataplane/maps.h"
@@ -57,9 +60,19 @@ FloodResult flood_two_cpus(const DataplaneFixture& dp, Entry entry, const Bytes&
 // the limit allows, or it never tested it. what names the counted results.
 void expect_shared_rate(const FloodResult& flood, uint32_t rate, uint32_t burst, const char* what);
 
+struct BpfLinkDeleter {
+  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
+};
+using BpfLink = std::unique_ptr<bpf_link, BpfLinkDeleter>;
+
 class DataplaneFixture {
  public:
   DataplaneFixture();
+
+  // Links the tracker and the programs that see requests arrive and get
+  // their answer (request accounting, response time). Each failure is a
+  // test failure; the links that did attach are returned.
+  std::vector<BpfLink> attach_request_tracking() const;
 
   // Runs the frame once through the entry point.
   RunResult run(Entry entry, const Bytes& frame) const;

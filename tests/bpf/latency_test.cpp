@@ -38,11 +38,6 @@ constexpr size_t kResponseBytes = 512;
 constexpr double kTolerance = 0.10;
 constexpr double kSlackS = 0.004;
 
-struct LinkDeleter {
-  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
-};
-using Link = std::unique_ptr<bpf_link, LinkDeleter>;
-
 bool write_all(int fd, const char* p, size_t n) {
   while (n > 0) {
     ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
@@ -81,12 +76,8 @@ class LatencyTest : public ::testing::Test {
     if (!dp_.skeleton().measures_response()) {
       GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";
     }
-    const auto* progs = &dp_.skeleton()->progs;
-    for (bpf_program* p :
-         {progs->edgeshed_track, progs->edgeshed_request, progs->edgeshed_response}) {
-      links_.emplace_back(bpf_program__attach(p));
-      ASSERT_TRUE(links_.back()) << bpf_program__name(p) << ": attach failed, errno " << errno;
-    }
+    links_ = dp_.attach_request_tracking();
+    ASSERT_EQ(links_.size(), 3u);
   }
 
   void protect(uint16_t port) {
@@ -121,7 +112,7 @@ class LatencyTest : public ::testing::Test {
   }
 
   DataplaneFixture dp_;
-  std::vector<Link> links_;
+  std::vector<BpfLink> links_;
 };
 
 // One request per connection: accept at once, answer after the service

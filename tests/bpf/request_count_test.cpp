@@ -32,11 +32,6 @@ constexpr size_t kRequestBytes = sizeof(kRequest) - 1;
 constexpr char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
 constexpr size_t kResponseBytes = sizeof(kResponse) - 1;
 
-struct LinkDeleter {
-  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
-};
-using Link = std::unique_ptr<bpf_link, LinkDeleter>;
-
 void send_request(int fd) {
   ASSERT_EQ(send(fd, kRequest, kRequestBytes, MSG_NOSIGNAL), static_cast<ssize_t>(kRequestBytes));
 }
@@ -61,12 +56,8 @@ class RequestCountTest : public ::testing::Test {
     if (!dp_.skeleton().measures_response()) {
       GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";
     }
-    const auto* progs = &dp_.skeleton()->progs;
-    for (bpf_program* p :
-         {progs->edgeshed_track, progs->edgeshed_request, progs->edgeshed_response}) {
-      links_.emplace_back(bpf_program__attach(p));
-      ASSERT_TRUE(links_.back()) << bpf_program__name(p) << ": attach failed, errno " << errno;
-    }
+    links_ = dp_.attach_request_tracking();
+    ASSERT_EQ(links_.size(), 3u);
     // Only this namespace's connections: other tests' servers elsewhere on
     // the host share the class.
     struct stat ns {};
@@ -113,7 +104,7 @@ class RequestCountTest : public ::testing::Test {
   }
 
   DataplaneFixture dp_;
-  std::vector<Link> links_;
+  std::vector<BpfLink> links_;
   Fd listener_;
   uint16_t port_ = 0;
 };
@@ -275,12 +266,8 @@ TEST_F(RequestCountTest, TheSeedWalkCountsRequestsOfEarlierConnections) {
   send_request(second.client.get());
   read_bytes(second.server.get(), kRequestBytes);
   std::this_thread::sleep_for(20ms);
-  const auto* progs = &dp_.skeleton()->progs;
-  for (bpf_program* p :
-       {progs->edgeshed_track, progs->edgeshed_request, progs->edgeshed_response}) {
-    links_.emplace_back(bpf_program__attach(p));
-    ASSERT_TRUE(links_.back());
-  }
+  links_ = dp_.attach_request_tracking();
+  ASSERT_EQ(links_.size(), 3u);
   auto seed = InflightSeed::from_skeleton(dp_.skeleton());
   ASSERT_TRUE(seed) << seed.error().message;
   ASSERT_TRUE(seed->run());

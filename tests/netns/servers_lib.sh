@@ -337,3 +337,18 @@ stop_state_sampler() {
 	STATE_SAMPLER=
 	true
 }
+
+# claim WHAT OK?: an edgeshed claim, recorded in CLAIMS_FAILED when OK is not
+# 1; the test lists them all and fails at its end. is, le and ge give the OK.
+CLAIMS_FAILED=()
+claim() {
+	if [ "$2" = 1 ]; then
+		pass "$1"
+	else
+		echo "CLAIM NOT MET: $1" >&2
+		CLAIMS_FAILED+=("$1")
+	fi
+}
+is() { [ "$1" = "$2" ] && echo 1 || echo 0; }
+le() { awk -v v="$1" -v l="$2" 'BEGIN { print (v ~ /^[0-9.]+$/ && v + 0 <= l + 0) ? 1 : 0 }'; }
+ge() { awk -v v="$1" -v l="$2" 'BEGIN { print (v ~ /^[0-9.]+$/ && v + 0 >= l + 0) ? 1 : 0 }'; }

@@ -48,18 +48,6 @@ BUSY_RATE=350     # 0.7 x 100 / 0.2 s
 BUSY_BASE_S=3
 BUSY_S=10
 MAX_P99_MS=300    # 1.5x the busy service's 200 ms
-CLAIMS_FAILED=()
-
-claim() {
-	if [ "$2" = 1 ]; then
-		pass "$1"
-	else
-		echo "CLAIM NOT MET: $1" >&2
-		CLAIMS_FAILED+=("$1")
-	fi
-}
-is() { [ "$1" = "$2" ] && echo 1 || echo 0; }
-le() { awk -v v="$1" -v l="$2" 'BEGIN { print (v ~ /^[0-9.]+$/ && v + 0 <= l + 0) ? 1 : 0 }'; }
 
 with_edgeshed() {
 	start_matrix_daemon port_only "$PORT"

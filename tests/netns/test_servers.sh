@@ -35,19 +35,6 @@ MS=20
 RUN_S=2
 WITH_S=6     # runs with edgeshed: the limit's search, then its steady state
 SETTLED_MS=3000
-CLAIMS_FAILED=()
-
-# claim WHAT OK?: an edgeshed claim, recorded; the test fails at the end.
-claim() {
-	if [ "$2" = 1 ]; then
-		pass "$1"
-	else
-		echo "CLAIM NOT MET: $1" >&2
-		CLAIMS_FAILED+=("$1")
-	fi
-}
-le() { awk -v v="$1" -v l="$2" 'BEGIN { print (v ~ /^[0-9.]+$/ && v + 0 <= l + 0) ? 1 : 0 }'; }
-ge() { awk -v v="$1" -v l="$2" 'BEGIN { print (v ~ /^[0-9.]+$/ && v + 0 >= l + 0) ? 1 : 0 }'; }
 
 # offer NAME FACTOR [LOADGEN ARGS...]: FACTOR x CAPACITY for RUN_S seconds;
 # FIG_* from the CSV (goodput over the arrival window).

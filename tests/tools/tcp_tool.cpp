@@ -71,14 +71,22 @@ int serve(int port, int seconds) {
   return 0;
 }
 
-int connect_once(const char* host, const char* port, int timeout_ms) {
+// The numeric HOST and PORT as a socket address; null (said on stderr) when
+// they are not one. The caller frees it.
+addrinfo* numeric_address(const char* host, const char* port) {
   addrinfo hints{}, *res = nullptr;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICHOST;
   if (getaddrinfo(host, port, &hints, &res) != 0) {
     std::fprintf(stderr, "bad address %s\n", host);
-    return 1;
+    return nullptr;
   }
+  return res;
+}
+
+int connect_once(const char* host, const char* port, int timeout_ms) {
+  addrinfo* res = numeric_address(host, port);
+  if (!res) return 1;
   int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
   auto t0 = Clock::now();
   int rc = connect(fd, res->ai_addr, res->ai_addrlen);
@@ -137,13 +145,8 @@ int hold(const char* host, const char* port, int n, int seconds, int connect_tim
                  static_cast<unsigned long>(lim.rlim_cur), n);
     return 1;
   }
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST;
-  if (getaddrinfo(host, port, &hints, &res) != 0) {
-    std::fprintf(stderr, "bad address %s\n", host);
-    return 1;
-  }
+  addrinfo* res = numeric_address(host, port);
+  if (!res) return 1;
   struct sigaction sa {};
   sa.sa_handler = on_usr1;  // no SA_RESTART: poll returns EINTR
   sigaction(SIGUSR1, &sa, nullptr);

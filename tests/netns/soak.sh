@@ -27,9 +27,12 @@
 #            - per load phase: SYNs shed = RSTs sent = connections refused
 #              as the client saw them (the RST budget is never reached);
 #            - in each quiet gap, at each of QUIET_SAMPLES readings: the
-#              data plane's in-flight count equals the server's established
-#              connections on the port (ss), and the controller's in-flight
-#              signal (state file) equals both. Nothing connects to the
+#              data plane's connection count equals the server's established
+#              connections on the port (ss); its count of requests in
+#              service is 0 (every request entered was answered or ended
+#              with its connection: the count does not drift), and the
+#              controller's in-flight signal (state file) equals it.
+#              Nothing connects to the
 #              port then (the probe uses a second, unprotected port of the
 #              service), so all three hold still; a count that leaked
 #              shows as a data plane ahead of the kernel.
@@ -125,14 +128,16 @@ scrape /metrics | head -n 1 | grep -q ' 200 ' || fail "the daemon's /metrics doe
 SC_SAMPLER=$!
 LAB_PIDS+=("$SC_SAMPLER")
 
-# Sums of the data plane's class counters: "decided shed rst_sent inflight".
+# Sums of the data plane's class counters: "decided shed rst_sent
+# connections requests_in_service".
 dp_counts() {
 	es_status | jq -r '[.classes[]] |
 		[ (map(.counters | .admitted + .shed_cap + .shed_fraction + .shed_rate + .would_shed_cap
 			+ .would_shed_fraction + .would_shed_rate + .fail_open + .pass_mode_off) | add),
 		  (map(.counters | .shed_cap + .shed_fraction + .shed_rate) | add),
 		  (map(.counters.rst_sent) | add),
-		  (map(.connections) | add) ] | @tsv'
+		  (map(.connections) | add),
+		  (map(.inflight) | add) ] | @tsv'
 }
 # SYNs the client's kernel retransmitted (all sockets of its namespace).
 syn_retrans() {
@@ -178,15 +183,16 @@ load_phase() {
 # the level, as a row of $SC_WORK/quiet:
 # cycle start_ms end_ms dp_max ss_max ctl_max mismatches level
 quiet_gap() {
-	local c=$1 t0 dp ss ctl bad=0 dpmax=0 ssmax=0 ctlmax=0
+	local c=$1 t0 dp req ss ctl bad=0 dpmax=0 ssmax=0 ctlmax=0
 	t0=$(now_ms)
 	sleep 2
 	for _ in $(seq "$QUIET_SAMPLES"); do
-		dp=$(dp_counts | cut -f4)
+		read -r dp req < <(dp_counts | cut -f4,5)
 		ss=$(established_on_port)
 		ctl=$(controller_inflight)
 		[[ "$ctl" =~ ^[0-9]+(\.0*)?$ ]] && ctl=${ctl%.*} || ctl=-1 # no reading is a mismatch
-		[ "$dp" -eq "$ss" ] && [ "$ctl" -eq "$dp" ] || bad=$((bad + 1))
+		[ "$dp" -eq "$ss" ] && [ "$req" -eq 0 ] && [ "$ctl" -eq "$req" ] || bad=$((bad + 1))
+		[ "$req" -gt "$ctlmax" ] && ctlmax=$req
 		[ "$dp" -gt "$dpmax" ] && dpmax=$dp
 		[ "$ss" -gt "$ssmax" ] && ssmax=$ss
 		[ "$ctl" -gt "$ctlmax" ] && ctlmax=$ctl
@@ -244,8 +250,9 @@ for c in $(seq "$CYCLES"); do
 		END { printf "%8d %5d %5d %7d\n", r, fmin, fmax, t }' "$SC_WORK/samples.c"
 done
 echo "(decided: data-plane decisions; +retx: SYNs the client retransmitted; dp/ss/ctl: the highest"
-echo " in-flight count of data plane, kernel and controller over the quiet gap's $QUIET_SAMPLES readings; diff:"
-echo " readings where they differed; lvl: level at the end of the cycle)"
+echo " connections of data plane and kernel, and requests in service of data plane and controller, over"
+echo " the quiet gap's $QUIET_SAMPLES readings; diff: readings where they were not dp = ss and 0 requests;"
+echo " lvl: level at the end of the cycle)"
 
 # ---- invariants ----------------------------------------------------------
 # memory
@@ -296,7 +303,7 @@ done <"$SC_WORK/phases"
 while read -r c _ _ dp ss ctl bad _; do
 	[ "$bad" -eq 0 ] || {
 		cnt_ok=FAIL
-		violation "counters: cycle $c quiet: $bad of $QUIET_SAMPLES readings differ (highest: data plane $dp, kernel $ss, controller $ctl)"
+		violation "counters: cycle $c quiet: $bad of $QUIET_SAMPLES readings differ (highest: data plane's connections $dp, kernel's $ss, requests in service $ctl)"
 	}
 done <"$SC_WORK/quiet"
 

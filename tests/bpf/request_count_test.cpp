@@ -84,7 +84,7 @@ class RequestCountTest : public ::testing::Test {
   // Counts change in softirq context: wait for them rather than race. The
   // port's and the class's count agree, and so do the connections.
   void expect_in_service(uint64_t want, uint64_t connections) {
-    auto deadline = std::chrono::steady_clock::now() + 3s;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     uint64_t port_count = 0, class_count = 0, conns = 0;
     do {
       port_count = dp_.maps().read_inflight_port(port_).value();
@@ -110,10 +110,13 @@ class RequestCountTest : public ::testing::Test {
 };
 
 TEST_F(RequestCountTest, IdleConnectionsCountNothing) {
+  constexpr int kEach = 50;
   std::vector<Pair> idle;
-  for (int i = 0; i < 50; ++i) idle.push_back(open_pair());
+  idle.reserve(kEach);
+  for (int i = 0; i < kEach; ++i) idle.push_back(open_pair());
   std::vector<Fd> queued;  // never accepted: idle in the accept queue
-  for (int i = 0; i < 50; ++i) queued.push_back(connect_loopback(AF_INET, port_));
+  queued.reserve(kEach);
+  for (int i = 0; i < kEach; ++i) queued.push_back(connect_loopback(AF_INET, port_));
   expect_in_service(0, 100);
 }
 

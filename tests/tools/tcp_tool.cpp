@@ -120,7 +120,7 @@ int connect_once(const char* host, const char* port, int timeout_ms) {
 }
 
 volatile std::sig_atomic_t g_report_now = 0;
-void on_usr1(int) { g_report_now = 1; }
+void on_usr1(int /*signal*/) { g_report_now = 1; }
 
 // What a non-blocking peek says of an established, idle connection.
 enum class Liveness { kOpen, kClosed, kReset };
@@ -178,6 +178,7 @@ int hold(const char* host, const char* port, int n, int seconds, int connect_tim
       }
     }
     std::vector<pollfd> p;
+    p.reserve(pending.size());
     for (const Pending& c : pending) p.push_back({c.fd, POLLOUT, 0});
     if (poll(p.data(), p.size(), 20) < 0 && errno != EINTR) break;
     const auto now = Clock::now();
@@ -227,6 +228,7 @@ int hold(const char* host, const char* port, int n, int seconds, int connect_tim
   std::vector<int> open = held;
   while (Clock::now() < end && !g_report_now && !open.empty()) {
     std::vector<pollfd> p;
+    p.reserve(open.size());
     for (int fd : open) p.push_back({fd, POLLRDHUP, 0});
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count();

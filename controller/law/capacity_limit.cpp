@@ -28,9 +28,6 @@ constexpr std::size_t kSustainedTicks = 5;
 constexpr double kBurstGrowth = 1.25;
 // Share of the way the floor follows a lasting rise per tick, without overload.
 constexpr double kFloorRise = 0.02;
-// See capacity_limit.h, item 3.
-constexpr double kHealthyHeadroom = 2.0;
-constexpr std::chrono::nanoseconds kHealthyWindow = std::chrono::seconds(30);
 }  // namespace
 
 CapacityLimit::CapacityLimit(const CapacityLimitConfig& config)
@@ -64,78 +61,7 @@ uint32_t CapacityLimit::update(const LimitSample& sample) {
     recent_completions_.push_back(*sample.completions);
     if (recent_completions_.size() > kRecentTicks) recent_completions_.pop_front();
   }
-  keep_healthy_room(sample, measured, binding);
   return limit();
-}
-
-void CapacityLimit::keep_healthy_room(const LimitSample& sample, bool measured, bool binding) {
-  const uint32_t peak = std::max(sample.peak_inflight, sample.inflight);
-  const uint32_t rise = peak > last_peak_ ? peak - last_peak_ : 0;
-  last_peak_ = peak;
-  if (sample.sheds > 0) last_shed_ = sample.now;
-  recent_peaks_.push_back({sample.now, static_cast<double>(peak)});
-  if (recent_peaks_.size() > kRecentTicks) recent_peaks_.pop_front();
-  if (confirmed_at_) lowest_latency_.reset();
-  if (measured && !confirmed_at_) {
-    lowest_latency_ =
-        std::min(lowest_latency_.value_or(*sample.latency_seconds), *sample.latency_seconds);
-  }
-  // What "no queue" is measured against: the floor, or until a probe has
-  // confirmed it, the lowest latency seen too (an unconfirmed floor may be
-  // the latency of an overload the law started in).
-  std::optional<double> reference = lowest_latency_;
-  if (floor_) reference = std::min(*floor_, reference.value_or(*floor_));
-  const double far = 1.0 + 2.0 * config_.tolerance;
-  // The average, or before it settles (it waits for the window to forget
-  // what the law did not admit), this tick's latency.
-  const double level = smoothed_ ? *smoothed_ : (measured ? *sample.latency_seconds : 0.0);
-  if (binding && reference && level > *reference * far) {
-    // An overload: what was carried before is no promise of what can be, and
-    // the headroom over it is the law's to win back (the overload admitted
-    // by it is a backlog the gradient would take long to undo).
-    if (!healthy_peaks_.empty()) {
-      estimate_ = std::min(estimate_, std::max<double>(config_.initial, proven_peak_));
-    }
-    healthy_peaks_.clear();
-    proven_peak_ = 0.0;
-    return;
-  }
-  while (!healthy_peaks_.empty() && sample.now - healthy_peaks_.front().at > kHealthyWindow) {
-    healthy_peaks_.pop_front();
-  }
-  // This tick's own latency, not the average: the average stands still while in
-  // flight is over the limit (a backlog teaches it nothing). No latency
-  // before any response is a service yet to answer; after, a stall.
-  const bool no_queue =
-      measured ? !reference || *sample.latency_seconds <= *reference * far : !reference;
-  // A tick that shed carried what the limit let in, not the demand, and so
-  // may the next ones (an overload admitted by a limit that just rose meets
-  // no refusal for a tick or two): a second without sheds first.
-  const bool unshed = !last_shed_ || sample.now - *last_shed_ >= config_.stale_after;
-  if (unshed && no_queue) {
-    // Before any response the concurrency may still be climbing. After, the
-    // responses of this tick vouch for the concurrency they met, over their
-    // own latency: the queue of a slow service shows a latency later.
-    double carried = static_cast<double>(peak) + rise;
-    if (measured) {
-      const auto since = sample.now - std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                          std::chrono::duration<double>(*sample.latency_seconds));
-      carried = peak;
-      for (auto it = recent_peaks_.rbegin(); it != recent_peaks_.rend() && it->at >= since; ++it) {
-        carried = std::min(carried, it->inflight);
-      }
-      proven_peak_ = std::max(proven_peak_, carried);
-    }
-    while (!healthy_peaks_.empty() && healthy_peaks_.back().inflight <= carried) {
-      healthy_peaks_.pop_back();
-    }
-    healthy_peaks_.push_back({sample.now, carried});
-  }
-  // A probe lowers the limit on purpose, for a second.
-  if (healthy_peaks_.empty() || probe_) return;
-  estimate_ =
-      std::clamp<double>(std::max(estimate_, kHealthyHeadroom * healthy_peaks_.front().inflight),
-                         config_.min, config_.max);
 }
 
 void CapacityLimit::start_probe(std::chrono::nanoseconds now, std::optional<double> before_rate,

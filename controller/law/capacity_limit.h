@@ -31,30 +31,7 @@ namespace edgeshed::law {
 //     with g = smoothing, less on a tick with few responses; rate-limited.
 //     After a confirming probe the limit jumps to where Little's law puts that
 //     latency (in-flight proportional to latency above the knee).
-//  3. Never harm a healthy service: while the service is not congested, the
-//     limit stays at least kHealthyHeadroom (2) x the healthy concurrency, the
-//     most in flight at once (the data plane's per-tick peak) on a healthy
-//     tick of the last kHealthyWindow (30 s), and rises to it at once, not at
-//     max_increase_per_tick. A service carrying 70 or 140 requests at once
-//     (100 slots x 200 ms, 200 x 1 s at 0.7x) was refused most of its
-//     traffic by a limit that started at 20 and learnt nothing over it.
-//     Healthy: no shed for stale_after (a tick right after the limit rose in
-//     an overload sheds nothing yet), and this tick's latency within two
-//     bands of the floor (or, while the floor is unconfirmed, of the lowest
-//     latency seen: an unconfirmed floor may be an overload's latency), or
-//     no response yet at all (a 1 s service answers nothing for a second;
-//     its in-flight still climbs, so the last tick's rise is added). A
-//     response vouches for the lowest peak over its own latency: a slow
-//     service's queue shows in its latency one latency later. Congestion
-//     (the limit binds, the latency over two bands) clears it and takes the
-//     headroom back, down to what responses vouched for (or `initial`): the
-//     gradient and probes below own the limit then, as in an overload the
-//     law started in, whose first ticks shed and so teach nothing here.
-//     Why 2x and 30 s: the peak of a tick at these sizes stays well within
-//     2x of the window's highest at 0.9x in the simulator, a window of 30 s
-//     spans a long poll's cycle, and an overload the headroom admits doubles
-//     the queue's latency, which is how it shows.
-//  4. It lowers only while it binds, and over the band only when it binds on
+//  3. It lowers only while it binds, and over the band only when it binds on
 //     kSustainedTicks ticks in a row or the latency is far over the band: a
 //     limit met now and then by bursts of a load the service handles grows by
 //     a quarter instead. Samples taken over the limit (a backlog it did not
@@ -91,10 +68,6 @@ class CapacityLimit final : public LimitAlgorithm {
   bool floor_confirmed() const { return confirmed_at_.has_value(); }
   bool probing() const { return probe_.has_value(); }
   double estimate() const { return estimate_; }
-  // Most in flight at once on a healthy tick of the window (see 3.); 0 when none.
-  double healthy_concurrency() const {
-    return healthy_peaks_.empty() ? 0.0 : healthy_peaks_.front().inflight;
-  }
 
  private:
   struct Probe {
@@ -119,7 +92,6 @@ class CapacityLimit final : public LimitAlgorithm {
   void continue_probe(const LimitSample& sample, std::optional<double> latency, bool binding,
                       bool over_limit);
   void step(const LimitSample& sample, double latency, bool binding);
-  void keep_healthy_room(const LimitSample& sample, bool measured, bool binding);
   struct Rate {
     std::optional<double> per_tick;
     uint64_t completions = 0;
@@ -144,21 +116,6 @@ class CapacityLimit final : public LimitAlgorithm {
   std::optional<std::chrono::nanoseconds> above_band_since_;
   double limit_above_band_ = 0.0;  // estimate when the latency went over the band
   bool calm_ = false;              // the limit had not bound for stale_after
-  // Peaks of the healthy ticks in the last kHealthyWindow, each higher than
-  // all later ones (so the front is the window's highest).
-  struct Peak {
-    std::chrono::nanoseconds at;
-    double inflight;
-  };
-  std::deque<Peak> healthy_peaks_;
-  std::deque<Peak> recent_peaks_;  // of every tick, the last kRecentTicks
-  // Highest healthy concurrency vouched for by responses (not credited
-  // before the first one).
-  double proven_peak_ = 0.0;
-  // Lowest latency measured while the floor is unconfirmed.
-  std::optional<double> lowest_latency_;
-  std::optional<std::chrono::nanoseconds> last_shed_;  // the last tick that shed
-  uint32_t last_peak_ = 0;                             // peak in flight of the last tick
 };
 
 }  // namespace edgeshed::law

@@ -22,12 +22,7 @@ SimService::SimService(const SimConfig& config)
       next_tick_(config.tick.count()),
       workers_(config.workers),
       service_time_(config.service_time.count()),
-      load_(config.load),
-      next_long_poll_(config.long_poll_rate > 0.0 ? 0.0 : kNever) {
-  for (uint32_t i = 0; i < config_.long_polls; ++i) held_.push(config_.long_poll.count());
-  if (config_.long_poll_rate > 0.0) {
-    next_long_poll_ = std::exponential_distribution<double>(config_.long_poll_rate)(random_);
-  }
+      load_(config.load) {
   if (config_.clients) {
     next_arrival_ = kNever;
     for (uint32_t i = 0; i < *config_.clients; ++i) retries_.push(0.0);
@@ -55,7 +50,6 @@ void SimService::set_service_time(Seconds service_time) {
 void SimService::add_backlog(uint32_t requests) {
   for (uint32_t i = 0; i < requests; ++i) waiting_.push_back({now_});
   start_waiting();
-  note_peak();
 }
 
 double SimService::draw_service_time() {
@@ -71,34 +65,14 @@ void SimService::schedule_arrival() {
 }
 
 uint32_t SimService::inflight() const {
-  const auto held = static_cast<uint32_t>(held_.size());
-  if (config_.clients) return connections_ + held;
-  return static_cast<uint32_t>(busy_.size() + waiting_.size()) + held;
-}
-
-void SimService::hold_long_poll() {
-  if (inflight() < limit_) {
-    held_.push(now_ + config_.long_poll.count());
-    note_peak();
-  } else {
-    ++sheds_this_tick_;
-  }
-  next_long_poll_ = now_ + std::exponential_distribution<double>(config_.long_poll_rate)(random_);
-}
-
-void SimService::answer_long_poll() {
-  held_.pop();
-  const double latency = config_.long_poll.count();
-  completions_.push_back({now_ - latency, latency});
-  window_.push_back({now_, latency});
-  ++completions_this_tick_;
+  if (config_.clients) return connections_;
+  return static_cast<uint32_t>(busy_.size() + waiting_.size());
 }
 
 void SimService::arrive() {
   if (inflight() < limit_) {
     waiting_.push_back({now_});
     start_waiting();
-    note_peak();
   } else {
     ++sheds_this_tick_;
   }
@@ -110,7 +84,6 @@ void SimService::connect() {
     ++connections_;
     waiting_.push_back({now_, config_.requests_per_connection - 1});
     start_waiting();
-    note_peak();
   } else {
     ++sheds_this_tick_;
     retries_.push(now_ + config_.retry_after.count());
@@ -157,8 +130,6 @@ void SimService::tick(const Law& law) {
   }
   sample.completions = completions_this_tick_;
   sample.inflight = inflight();
-  sample.peak_inflight = std::max(peak_, sample.inflight);
-  peak_ = sample.inflight;
   sample.sheds = sheds_this_tick_;
   limit_ = law(sample);
   ticks_.push_back({now_, limit_, completions_this_tick_, sheds_this_tick_, sample.inflight});
@@ -171,23 +142,17 @@ void SimService::run(Seconds duration, const Law& law) {
   for (;;) {
     const double next_done = busy_.empty() ? kNever : busy_.top().done;
     const double next_retry = retries_.empty() ? kNever : retries_.top();
-    const double next_answer = held_.empty() ? kNever : held_.top();
-    const double next =
-        std::min({next_done, next_answer, next_arrival_, next_retry, next_long_poll_, next_tick_});
+    const double next = std::min({next_done, next_arrival_, next_retry, next_tick_});
     if (next > end) break;
     now_ = next;
     // Completions first: a slot freed at the same instant is free for an arrival.
     if (next == next_done) {
       complete();
-    } else if (next == next_answer) {
-      answer_long_poll();
     } else if (next == next_tick_) {
       tick(law);
       next_tick_ += config_.tick.count();
     } else if (next == next_arrival_) {
       arrive();
-    } else if (next == next_long_poll_) {
-      hold_long_poll();
     } else {
       retries_.pop();
       connect();

@@ -19,7 +19,6 @@
 // sheds. Time is simulated; nothing sleeps.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -50,13 +49,6 @@ struct SimConfig {
   Seconds window{0.500};
   double quantile = 0.5;
   uint32_t seed = 1;
-  // Long polls beside the other requests: held by the server `long_poll`
-  // without a worker, then answered. `long_polls` arrive at the start,
-  // more at `long_poll_rate` per second (Poisson). Admitted like any
-  // connection, in flight while held; their latency is `long_poll`.
-  uint32_t long_polls = 0;
-  double long_poll_rate = 0.0;
-  Seconds long_poll{30.0};
 };
 
 // What the law is given each tick.
@@ -66,7 +58,6 @@ struct SimTick {
   std::optional<double> latency_seconds;  // empty: nothing completed in the window
   uint64_t completions = 0;               // in this tick
   uint32_t inflight = 0;                  // at the tick
-  uint32_t peak_inflight = 0;             // the most at once since the last tick
   uint64_t sheds = 0;                     // in this tick
 };
 
@@ -112,9 +103,6 @@ class SimService {
   void arrive();
   void connect();
   void complete();
-  void hold_long_poll();
-  void answer_long_poll();
-  void note_peak() { peak_ = std::max(peak_, inflight()); }
   void start_waiting();
   double draw_service_time();
   void schedule_arrival();
@@ -144,10 +132,6 @@ class SimService {
   // Keep-alive clients that were shed, by the time they retry.
   std::priority_queue<double, std::vector<double>, std::greater<>> retries_;
   uint32_t connections_ = 0;  // keep-alive: admitted client connections
-  // Long polls held, by the time they are answered.
-  std::priority_queue<double, std::vector<double>, std::greater<>> held_;
-  double next_long_poll_;
-  uint32_t peak_ = 0;  // in flight, since the last tick
 
   struct Done {
     double at;

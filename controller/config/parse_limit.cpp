@@ -37,6 +37,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
   // Keys of another algorithm than the chosen one are errors: they would do nothing.
   const std::initializer_list<std::pair<std::string_view, unsigned>> keys = {
       {"initial", kStaticOnly | kAimdOnly | kGradientOnly | kCapacityOnly},
+      {"cold_start", kCapacityOnly},
       {"latency_signal", kStaticOnly | kAimdOnly | kGradientOnly | kCapacityOnly},
       {"min", kAimdOnly | kGradientOnly | kCapacityOnly},
       {"max", kAimdOnly | kGradientOnly | kCapacityOnly},
@@ -131,6 +132,8 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
     }
     case law::LimitAlgorithmKind::kCapacity: {
       law::CapacityLimitConfig& capacity = limit.capacity;
+      reader.choice("cold_start", capacity.cold_start,
+                    {{"open", law::ColdStart::kOpen}, {"initial", law::ColdStart::kInitial}});
       read_bounds(capacity.initial, capacity.min, capacity.max);
       reader.number("tolerance", capacity.tolerance, 0.0, 1.0, Bounds::kOpenMin);
       reader.number("smoothing", capacity.smoothing, 0.0, 1.0, Bounds::kOpenMin);

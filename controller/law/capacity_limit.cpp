@@ -28,14 +28,122 @@ constexpr std::size_t kSustainedTicks = 5;
 constexpr double kBurstGrowth = 1.25;
 // Share of the way the floor follows a lasting rise per tick, without overload.
 constexpr double kFloorRise = 0.02;
+// Step 0: a queue shows as latency and in-flight both this factor over the
+// lowest latency remembered (and the in-flight then, plus kQueueSlack).
+constexpr double kQueueRise = 1.5;
+constexpr uint32_t kQueueSlack = 2;
+constexpr double kQueueDeviations = 2.0;
+constexpr int kQueueTicks = 2;
+// Step 0: a queue holds at least this many times the in-flight Little's law
+// gives the throughput at the lowest latency (a burst of a load under
+// capacity measured at most 2.4x in tests/unit/law_capacity_test.cpp).
+constexpr double kQueueDepth = 3.0;
+// Step 0: counting noise of a rate over kRateWindow.
+constexpr double kRateSlack = 1.1;
+constexpr std::chrono::nanoseconds kQueueMemory = std::chrono::seconds(2);
+constexpr double kQueueMemoryLatencies = 5.0;
+// Step 0: throughput over the latency signal's own window.
+constexpr std::chrono::nanoseconds kRateWindow = std::chrono::milliseconds(500);
+// Step 0: a tick's reading counts with this many completions in kRateWindow
+// (a latency and a rate of a few responses are noise; a service ramping up
+// completes its shortest requests first).
+constexpr uint64_t kReadingCompletions = 20;
+// Step 0: on evidence the limit starts at most this many times `initial`:
+// where a backlog was there before the law, its lowest latency is the
+// backlog's and Little's law would admit it all.
+constexpr double kMaxStartFactor = 4.0;
 }  // namespace
 
 CapacityLimit::CapacityLimit(const CapacityLimitConfig& config)
-    : config_(config), estimate_(std::clamp<double>(config.initial, config.min, config.max)) {}
+    : config_(config),
+      estimate_(std::clamp<double>(config.initial, config.min, config.max)),
+      unproven_(config.cold_start == ColdStart::kOpen) {}
 
-uint32_t CapacityLimit::limit() const { return whole_limit(estimate_, config_.min); }
+uint32_t CapacityLimit::limit() const {
+  return unproven_ ? config_.max : whole_limit(estimate_, config_.min);
+}
+
+std::optional<double> CapacityLimit::unproven_rate(const LimitSample& sample) {
+  if (!sample.completions || sample.interval.count() <= 0) return std::nullopt;
+  unproven_completions_.emplace_back(sample.now, *sample.completions);
+  // Ticks before the first completion are before the traffic: counted, they
+  // would make a load that starts after a quiet spell look like a ramp-up.
+  while (!unproven_completions_.empty() &&
+         (sample.now - unproven_completions_.front().first >= kRateWindow ||
+          unproven_completions_.front().second == 0)) {
+    unproven_completions_.pop_front();
+  }
+  if (unproven_completions_.empty()) return std::nullopt;
+  uint64_t completed = 0;
+  for (const auto& tick : unproven_completions_) completed += tick.second;
+  if (completed < kReadingCompletions) return std::nullopt;
+  const auto covered = sample.now - unproven_completions_.front().first + sample.interval;
+  return static_cast<double>(completed) / std::chrono::duration<double>(covered).count();
+}
+
+bool CapacityLimit::prove_queue(const LimitSample& sample) {
+  const uint32_t inflight = std::max(sample.inflight, sample.peak_inflight);
+  // Shedding at max: the limit binds already, whatever the latency says.
+  bool queue = sample.sheds > 0 && inflight >= config_.max;
+  const std::optional<double> rate = unproven_rate(sample);
+  const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&
+                        *sample.latency_seconds > 0.0 &&
+                        (!sample.completions || rate.has_value());
+  std::optional<Reading> lowest;
+  if (measured) {
+    const double latency = *sample.latency_seconds;
+    const auto memory = std::max<std::chrono::nanoseconds>(
+        kQueueMemory, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::duration<double>(kQueueMemoryLatencies * latency)));
+    while (!readings_.empty() && sample.now - readings_.front().at > memory) {
+      readings_.pop_front();
+    }
+    const auto it = std::min_element(
+        readings_.begin(), readings_.end(),
+        [](const Reading& a, const Reading& b) { return a.latency < b.latency; });
+    if (it != readings_.end()) lowest = *it;
+    // A queue: the latency and the requests in service rose together (by
+    // more than Poisson noise: in-flight counts arrivals), and, where
+    // completions are counted, throughput did not rise with them (a service
+    // ramping up completes more as it carries more) and the queue is deep
+    // against what Little's law gives that throughput at the lowest latency.
+    bool rising = false;
+    if (lowest) {
+      const double noise = std::max<double>(kQueueSlack, kQueueDeviations * std::sqrt(inflight));
+      rising = latency > lowest->latency * kQueueRise &&
+               (inflight > lowest->inflight * kQueueRise + noise || inflight >= config_.max);
+      if (rising && rate && lowest->rate) {
+        const double more_inflight =
+            inflight / std::max(1.0, static_cast<double>(lowest->inflight));
+        rising = *rate <= *lowest->rate * (1.0 + (more_inflight - 1.0) / 2.0) * kRateSlack &&
+                 inflight > kQueueDepth * *rate * lowest->latency;
+      }
+    }
+    if (!rising) readings_.push_back({sample.now, latency, inflight, rate});
+    // An overload grows without end; a burst of a load under capacity does
+    // not: the evidence must hold on kQueueTicks ticks in a row, in-flight
+    // not falling.
+    queue_ticks_ =
+        rising && (queue_ticks_ == 0 || inflight >= last_inflight_) ? queue_ticks_ + 1 : 0;
+    last_inflight_ = inflight;
+    queue = queue || queue_ticks_ >= kQueueTicks;
+  }
+  if (!queue) return false;
+  // Little's law at saturation: the concurrency that completes what the
+  // service completes now, at the latency it had before the queue. Where
+  // there was no such latency (a backlog before the law), `initial`.
+  const double saturation =
+      rate && lowest ? *rate * lowest->latency : static_cast<double>(config_.initial);
+  estimate_ = std::clamp<double>(saturation, config_.initial, kMaxStartFactor * config_.initial);
+  estimate_ = std::clamp<double>(estimate_, config_.min, config_.max);
+  unproven_ = false;
+  readings_.clear();
+  unproven_completions_.clear();
+  return true;
+}
 
 uint32_t CapacityLimit::update(const LimitSample& sample) {
+  if (unproven_ && !prove_queue(sample)) return limit();
   const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&
                         *sample.latency_seconds > 0.0;
   const uint32_t current = limit();

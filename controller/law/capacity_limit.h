@@ -17,6 +17,24 @@ namespace edgeshed::law {
 // over ~500 ms measured best in tests/unit/sim_service), the responses
 // completed in the tick, in-flight, sheds, the tick interval.
 //
+//  0. Open start (cold_start = "open", the default): until the first
+//     evidence of a queue the limit binds nowhere (it is max). A service the
+//     law has never seen may carry any number of requests while healthy
+//     (200 slots x 1 s at 0.9x: 180 in service), and refusing a healthy
+//     service is the worst failure a shedder has. The evidence, against the
+//     lowest latency of the last 2 s (or 5 of those latencies), on two ticks
+//     in a row with in-flight not falling: the latency 1.5x over it; in-flight
+//     1.5x over the in-flight then, plus Poisson noise; throughput not risen
+//     with in-flight (a ramp-up completes more as it carries more); and
+//     in-flight 3x what Little's law gives that throughput at that latency (a
+//     burst of a load under capacity reached 2.4x in the simulator). A steady
+//     load under capacity never shows it; long polls and idle crowds raise
+//     in-flight, not the others' latency. Shedding at max is evidence too.
+//     The limit then starts where Little's law puts the concurrency at
+//     saturation, completions per second x that lowest latency, within
+//     [initial, 4 x initial]: from a cold start into 1.6x, 21 for 10 x 20 ms
+//     on the first try. The price: the queue of the ~4 ticks before (the
+//     requests admitted then wait as without edgeshed).
 //  1. floor: the latency with no queue. Measured by a probe: the limit held at
 //     probe_factor (0.75) x itself for probe_time (longer for a slow service)
 //     while the limit binds; the probe's mean latency is the floor if the
@@ -68,6 +86,8 @@ class CapacityLimit final : public LimitAlgorithm {
   bool floor_confirmed() const { return confirmed_at_.has_value(); }
   bool probing() const { return probe_.has_value(); }
   double estimate() const { return estimate_; }
+  // No evidence of a queue yet: the limit does not bind (step 0).
+  bool unproven() const { return unproven_; }
 
  private:
   struct Probe {
@@ -86,6 +106,18 @@ class CapacityLimit final : public LimitAlgorithm {
     int ticks = 0;
   };
   static constexpr std::size_t kRecentTicks = 128;
+
+  // Step 0: one tick's latency and in-flight while unproven.
+  struct Reading {
+    std::chrono::nanoseconds at;
+    double latency;  // seconds
+    uint32_t inflight;
+    std::optional<double> rate;  // completions per second over kRateWindow
+  };
+  // Step 0: completions per second over kRateWindow, when enough to count.
+  std::optional<double> unproven_rate(const LimitSample& sample);
+  // Whether this tick proves a queue; ends step 0 when it does.
+  bool prove_queue(const LimitSample& sample);
 
   void start_probe(std::chrono::nanoseconds now, std::optional<double> before_rate,
                    double chain_limit, double chain_latency);
@@ -116,6 +148,12 @@ class CapacityLimit final : public LimitAlgorithm {
   std::optional<std::chrono::nanoseconds> above_band_since_;
   double limit_above_band_ = 0.0;  // estimate when the latency went over the band
   bool calm_ = false;              // the limit had not bound for stale_after
+  bool unproven_;
+  std::deque<Reading> readings_;  // step 0's memory, oldest first
+  int queue_ticks_ = 0;           // step 0: ticks in a row with evidence of a queue
+  uint32_t last_inflight_ = 0;
+  // Step 0: the completions of the ticks in kRateWindow, oldest first.
+  std::deque<std::pair<std::chrono::nanoseconds, uint64_t>> unproven_completions_;
 };
 
 }  // namespace edgeshed::law

@@ -73,8 +73,15 @@ struct GradientLimitConfig {
   bool operator==(const GradientLimitConfig&) const = default;
 };
 
+// How the capacity limit starts (capacity_limit.h, step 0): open, binding
+// nowhere until the first evidence of a queue, so that a service it has not
+// seen is never refused for being busy; or capped at `initial` from the first
+// tick, for an operator who knows the service's usual requests in service.
+enum class ColdStart { kOpen, kInitial };
+
 // See capacity_limit.h for the law and the reasons behind these defaults.
 struct CapacityLimitConfig {
+  ColdStart cold_start = ColdStart::kOpen;
   uint32_t initial = 20;
   uint32_t min = 4;
   uint32_t max = 1000;

@@ -14,9 +14,12 @@
 #   start: it has never seen the service), for 6 s: admitted p99 <= 100 ms
 #   (5x the service time, against 1,000 ms and more without) over the
 #   requests from 3 s on, once the limit has found the capacity, and
-#   <= 150 ms over the whole run (the first seconds are the limit's search,
-#   from its initial 20 down to about 11); completed >= 80% of capacity over
-#   the whole run, search included. The bounds have the margin of a busy
+#   <= 400 ms over the whole run: the limit starts open (it never refuses a
+#   service it has not seen queue), so the first ~0.4 s queue as without
+#   edgeshed (about 130 requests in service when the queue is proven, p99
+#   over the run ~250 ms) before it caps at Little's law's estimate (~21)
+#   and searches down to about 11; completed >= 80% of capacity over the
+#   whole run, search included. The bounds have the margin of a busy
 #   machine: on an idle one the settled p99 is 25 to 40 ms, and 62.7 ms was
 #   seen with CI's lint building beside the test. make bench-servers
 #   measures the figures.
@@ -117,7 +120,7 @@ for kind in refserver nginx eager threaded; do
 	echo "with.$kind: admitted p99 of the requests from ${SETTLED_MS} ms on: $settled ms"
 	claim "$kind with edgeshed at 1.6x: admitted p99 from ${SETTLED_MS} ms on $settled ms <= $((5 * MS)) ms" \
 		"$(le "$settled" $((5 * MS)))"
-	claim "$kind with edgeshed at 1.6x: admitted p99 over the run $FIG_P99 ms <= 150 ms" "$(le "$FIG_P99" 150)"
+	claim "$kind with edgeshed at 1.6x: admitted p99 over the run $FIG_P99 ms <= 400 ms" "$(le "$FIG_P99" 400)"
 	claim "$kind with edgeshed at 1.6x: completed $FIG_GOOD/s >= 80% of $CAPACITY/s ($FIG_PCT%)" \
 		"$(ge "$FIG_PCT" 80)"
 	claim "$kind with edgeshed at 1.6x: $FIG_LOST lost (timeouts, resets, errors), want 0" \

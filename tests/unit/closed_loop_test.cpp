@@ -121,6 +121,7 @@ class SimulatedService {
     if (!latencies_this_tick_.empty()) {
       inputs.latency_seconds = percentile(latencies_this_tick_, 0.9);
     }
+    inputs.completions = latencies_this_tick_.size();
     inputs.inflight[index_of(TrafficClass::kNormal)] = inflight();
     inputs.sheds[index_of(TrafficClass::kNormal)] = sheds_this_tick_;
     decision_ = law.tick(inputs);

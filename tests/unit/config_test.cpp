@@ -765,6 +765,19 @@ TEST(ConfigTest, MaxConnectionsIsAnyAlgorithmsHardCap) {
             "edgeshed.toml:2:1: limit.max_connections = 0: must be an integer in [1, 1000000]");
 }
 
+TEST(ConfigTest, CapacityColdStartIsOpenUnlessCappedAtInitial) {
+  auto open = parse_config("", "edgeshed.toml");
+  ASSERT_TRUE(open) << open.error().message;
+  EXPECT_EQ(open->limit.capacity.cold_start, law::ColdStart::kOpen);
+  auto capped = parse_config("[limit]\ncold_start = \"initial\"\ninitial = 60\n", "edgeshed.toml");
+  ASSERT_TRUE(capped) << capped.error().message;
+  EXPECT_EQ(capped->limit.capacity.cold_start, law::ColdStart::kInitial);
+  EXPECT_EQ(capped->limit.capacity.initial, 60u);
+  EXPECT_EQ(error_of("[limit]\nalgorithm = \"aimd\"\ncold_start = \"open\"\n"),
+            "edgeshed.toml:3:1: limit.cold_start = \"open\": only valid with algorithm = "
+            "\"capacity\"");
+}
+
 TEST(ConfigErrorTest, KeyOfAnotherAlgorithm) {
   EXPECT_EQ(error_of("[limit]\nalgorithm = \"aimd\"\ntolerance = 0.3\n"),
             "edgeshed.toml:3:1: limit.tolerance = 0.3: only valid with algorithm = \"gradient\" or "

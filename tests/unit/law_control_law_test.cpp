@@ -58,7 +58,8 @@ TEST_F(ControlLawTest, StartsNormalAndAdmitsAll) {
   EXPECT_FALSE(decision.level_changed);
   for (const ClassPolicy& policy : decision.policies) EXPECT_EQ(policy, kAdmitAll);
   EXPECT_EQ(decision.mode, Mode::kObserve);
-  EXPECT_EQ(decision.adaptive_limit, 20u);
+  // The capacity limit starts open: it binds nowhere before a queue is seen.
+  EXPECT_EQ(decision.adaptive_limit, law::CapacityLimitConfig{}.max);
 }
 
 TEST_F(ControlLawTest, ReportsLevelChangesWithThePreviousLevel) {

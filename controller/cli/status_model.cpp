@@ -188,7 +188,9 @@ void daemon_lines(const Json& json, const Json& health, std::vector<std::string>
       fmt::format("  level {}{} since {} ({} s), pressure {} driven by {}; mode {}; "
                   "adaptive limit {}",
                   d.level, d.level_pinned ? " (pinned)" : "", clock_time(since), held_ms / 1000,
-                  num(d.pressure), drivers.empty() ? "none" : drivers, d.mode, d.adaptive_limit));
+                  num(d.pressure), drivers.empty() ? "none" : drivers, d.mode,
+                  d.adaptive_limit_open ? fmt::format("{} (open: no queue seen yet)", d.adaptive_limit)
+                                        : std::to_string(d.adaptive_limit)));
   if (d.fail_open) {
     out.emplace_back(
         "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");

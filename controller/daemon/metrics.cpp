@@ -167,6 +167,9 @@ std::string render_metrics(const MetricsSnapshot& s) {
   w.family("edgeshed_adaptive_limit", "gauge",
            "In-flight limit the limit algorithm learnt from latency.");
   w.sample("edgeshed_adaptive_limit").value(uint64_t{s.adaptive_limit});
+  w.family("edgeshed_adaptive_limit_open", "gauge",
+           "1 while the limit binds nowhere: no queue seen since the daemon started.");
+  w.sample("edgeshed_adaptive_limit_open").value(uint64_t{s.adaptive_limit_open ? 1u : 0u});
 
   w.family("edgeshed_signal_value", "gauge", "Last good value of each pressure signal.");
   for (const auto& g : s.signals) {

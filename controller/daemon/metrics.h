@@ -54,6 +54,7 @@ struct MetricsSnapshot {
   law::Mode mode = law::Mode::kObserve;
   bool fail_open = false;
   uint32_t adaptive_limit = 0;
+  bool adaptive_limit_open = false;
   std::array<law::ClassPolicy, law::kNumClasses> policies{};
   std::array<uint64_t, law::kNumClasses> inflight{};  // requests in service
   std::array<uint64_t, law::kNumClasses> connections{};

@@ -81,6 +81,7 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
   m->mode = d.mode;
   m->fail_open = d.fail_open;
   m->adaptive_limit = d.adaptive_limit;
+  m->adaptive_limit_open = d.adaptive_limit_open;
   m->policies = d.policies;
   if (o.dataplane.inflight) {
     for (size_t c = 0; c < law::kNumClasses; ++c) {

@@ -45,6 +45,7 @@ ipc::State make_state(const StateSnapshot& s) {
   st.fail_open = d.fail_open;
   st.all_stale = d.all_stale;
   st.adaptive_limit = d.adaptive_limit;
+  st.adaptive_limit_open = d.adaptive_limit_open;
   st.interfaces = s.interfaces;
   for (const auto& sig : s.signals) {
     ipc::SignalView g;

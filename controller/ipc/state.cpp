@@ -225,6 +225,7 @@ Json to_json(const State& s) {
   j["fail_open"] = s.fail_open;
   j["all_stale"] = s.all_stale;
   j["adaptive_limit"] = s.adaptive_limit;
+  j["adaptive_limit_open"] = s.adaptive_limit_open;
   j["interfaces"] = s.interfaces;
   j["signals"] = Json::array();
   for (const auto& sig : s.signals) {
@@ -273,6 +274,12 @@ Result<State> parse_state(const Json& j) {
            read(j, top, "interfaces", s.interfaces)});
       !status) {
     return status.error();
+  }
+  // Written since the capacity limit's open start; a daemon before it has none.
+  if (j.contains("adaptive_limit_open")) {
+    if (auto status = read(j, top, "adaptive_limit_open", s.adaptive_limit_open); !status) {
+      return status.error();
+    }
   }
   auto signals = j.find("signals");
   if (signals == j.end() || !signals->is_array()) return Error{"\"signals\" is not a list"};

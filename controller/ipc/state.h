@@ -115,6 +115,7 @@ struct State {
   bool fail_open = false;
   bool all_stale = false;
   uint32_t adaptive_limit = 0;
+  bool adaptive_limit_open = false;  // absent in a state file before it: false
   std::vector<std::string> interfaces;
   std::vector<SignalView> signals;
   std::optional<std::vector<PortLatencyView>> latency;  // none measured: absent

@@ -87,7 +87,7 @@ class CapacityLimit final : public LimitAlgorithm {
   bool probing() const { return probe_.has_value(); }
   double estimate() const { return estimate_; }
   // No evidence of a queue yet: the limit does not bind (step 0).
-  bool unproven() const { return unproven_; }
+  bool open() const override { return unproven_; }
 
  private:
   struct Probe {

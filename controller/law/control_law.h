@@ -62,6 +62,7 @@ struct Decision {
   std::vector<std::string> drivers;  // signals at the max pressure
   std::array<ClassPolicy, kNumClasses> policies;
   uint32_t adaptive_limit = 0;
+  bool adaptive_limit_open = false;  // no queue seen yet: the limit binds nowhere
   bool all_stale = false;
   bool fail_open = false;  // all signals stale and all_stale = fail_open: admit all
   Mode mode = Mode::kObserve;

@@ -37,6 +37,9 @@ class LimitAlgorithm {
   // Learns from one tick and returns the new limit.
   virtual uint32_t update(const LimitSample& sample) = 0;
   virtual uint32_t limit() const = 0;
+  // Whether the limit binds nowhere yet because no queue was seen (the
+  // capacity limit's open start): operators see it beside the limit.
+  virtual bool open() const { return false; }
 };
 
 enum class LimitAlgorithmKind { kStatic, kAimd, kGradient, kCapacity };

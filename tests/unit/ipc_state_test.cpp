@@ -34,6 +34,7 @@ State full_state() {
   s.fail_open = false;
   s.all_stale = true;
   s.adaptive_limit = 300;
+  s.adaptive_limit_open = true;
   s.interfaces = {"eth0", "eth1"};
   s.signals = {
       {"inflight", "inflight", 14.0, 10.0, 1.4, 20, false, true, ""},
@@ -90,7 +91,8 @@ TEST(IpcState, TheJsonHasTheFieldsStatusReads) {
   EXPECT_EQ(keys, (std::vector<std::string>{"pid", "config", "monotonic_ms", "tick_ms", "level",
                                             "level_since_ms", "level_pinned", "pressure", "drivers",
                                             "mode", "fail_open", "all_stale", "adaptive_limit",
-                                            "interfaces", "signals", "latency", "classes",
+                                            "adaptive_limit_open", "interfaces", "signals",
+                                            "latency", "classes",
                                             "runtime_changes", "metrics"}));
   EXPECT_EQ(j["signals"][0].dump(),
             R"({"name":"inflight","kind":"inflight","value":14.0,"target":10.0,"pressure":1.4,)"
@@ -143,6 +145,7 @@ TEST(IpcState, WhatIsNotTheSchemaIsRefusedNamingTheField) {
       {with({"level_pinned"}, 1), "\"level_pinned\" is not true or false"},
       {with({"drivers"}, Json::array({1})), "\"drivers\" is not a list of strings"},
       {with({"adaptive_limit"}, -1), "\"adaptive_limit\" is out of range"},
+      {with({"adaptive_limit_open"}, 1), "\"adaptive_limit_open\" is not true or false"},
       {without("signals"), "\"signals\" is not a list"},
       {with({"signals", "1", "target"}, "high"), "\"signals[1].target\" is not a number"},
       {with({"latency", "all", "response", "count"}, "many"),
@@ -161,6 +164,10 @@ TEST(IpcState, WhatIsNotTheSchemaIsRefusedNamingTheField) {
     ASSERT_FALSE(r) << state.dump();
     EXPECT_NE(r.error().message.find(words), std::string::npos) << r.error().message;
   }
+  // A daemon from before the open start writes no adaptive_limit_open.
+  auto older = parse_state(without("adaptive_limit_open"));
+  ASSERT_TRUE(older) << older.error().message;
+  EXPECT_FALSE(older->adaptive_limit_open);
 }
 
 TEST(IpcState, WhatTheDaemonWritesTheCliReads) {

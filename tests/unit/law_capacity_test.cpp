@@ -72,7 +72,7 @@ TEST(CapacityLimitTest, DefaultsAreDocumentedValues) {
   EXPECT_EQ(defaults.cold_start, ColdStart::kOpen);
   // Open until a queue is proven: the limit binds nowhere.
   EXPECT_EQ(CapacityLimit(defaults).limit(), 1000u);
-  EXPECT_TRUE(CapacityLimit(defaults).unproven());
+  EXPECT_TRUE(CapacityLimit(defaults).open());
 }
 
 // The scenarios below that measure how the law tracks a capacity start it
@@ -161,7 +161,7 @@ TEST(CapacityOpenStartTest, ASteadyBusyServiceIsNeverCapped) {
   for (int i = 0; i < 600; ++i) {
     EXPECT_EQ(limit.update(samples.next(0.200, 70 + (i % 7), 0, 35)), 1000u) << "tick " << i;
   }
-  EXPECT_TRUE(limit.unproven());
+  EXPECT_TRUE(limit.open());
 }
 
 TEST(CapacityOpenStartTest, LongPollsRaiseInflightNotLatency) {
@@ -170,7 +170,7 @@ TEST(CapacityOpenStartTest, LongPollsRaiseInflightNotLatency) {
   for (int i = 0; i < 20; ++i) limit.update(samples.next(0.020, 7, 0, 35));
   // 200 long polls arrive and stay: in service rises, the others' latency does not.
   for (int i = 0; i < 300; ++i) limit.update(samples.next(0.020, 207, 0, 35));
-  EXPECT_TRUE(limit.unproven());
+  EXPECT_TRUE(limit.open());
   EXPECT_EQ(limit.limit(), 1000u);
 }
 
@@ -180,7 +180,7 @@ TEST(CapacityOpenStartTest, ARampUpIsNoQueue) {
   // A load starting: in service, latency (the longer requests complete
   // later) and throughput all rise together.
   for (int i = 1; i <= 10; ++i) limit.update(samples.next(0.02 * i, 10 * i, 0, 5 * i));
-  EXPECT_TRUE(limit.unproven());
+  EXPECT_TRUE(limit.open());
 }
 
 TEST(CapacityOpenStartTest, AGrowingQueueEndsItWithLittlesLaw) {
@@ -190,9 +190,9 @@ TEST(CapacityOpenStartTest, AGrowingQueueEndsItWithLittlesLaw) {
   // in service and latency growing with the queue.
   limit.update(samples.next(0.055, 46, 0, 50));
   limit.update(samples.next(0.085, 91, 0, 50));
-  EXPECT_TRUE(limit.unproven()) << "one tick of evidence is a burst";
+  EXPECT_TRUE(limit.open()) << "one tick of evidence is a burst";
   limit.update(samples.next(0.118, 136, 0, 50));
-  EXPECT_FALSE(limit.unproven());
+  EXPECT_FALSE(limit.open());
   // 500/s x 55 ms = 27.5: where the law starts from.
   EXPECT_EQ(limit.limit(), 27u);
 }
@@ -210,7 +210,7 @@ TEST(CapacityOpenStartTest, AnOverloadAfterAQuietSpellIsProvenAsFast) {
   for (int i = 0; i < 5; ++i) {
     limit.update(samples.next(latency_ms[i] / 1000.0, inflight[i], 0, completions[i]));
   }
-  EXPECT_FALSE(limit.unproven()) << "proven on the fifth tick of the load";
+  EXPECT_FALSE(limit.open()) << "proven on the fifth tick of the load";
   EXPECT_LE(limit.limit(), 30u);
 }
 
@@ -221,7 +221,7 @@ TEST(CapacityOpenStartTest, SheddingAtMaxEndsIt) {
   Samples samples;
   EXPECT_EQ(limit.update(samples.next(std::nullopt, 150, 0, 0)), 200u);
   limit.update(samples.next(std::nullopt, 200, 40, 0));
-  EXPECT_FALSE(limit.unproven());
+  EXPECT_FALSE(limit.open());
   EXPECT_EQ(limit.limit(), config.initial);
 }
 
@@ -251,9 +251,9 @@ class Loop {
       sample.now = std::chrono::duration_cast<nanoseconds>(tick.now);
       sample.completions = tick.completions;
       sample.interval = std::chrono::duration_cast<nanoseconds>(tick.interval);
-      const bool unproven = limit_.unproven();
+      const bool unproven = limit_.open();
       const uint32_t next = limit_.update(sample);
-      if (unproven && !limit_.unproven()) proven_at_ = tick.now.count();
+      if (unproven && !limit_.open()) proven_at_ = tick.now.count();
       return next;
     });
   }
@@ -406,7 +406,7 @@ TEST_P(CapacityNeverHarmTest, AHealthyServiceIsNeverShed) {
       const Figures f = loop.figures(0, seconds);
       record(name, f);
       EXPECT_EQ(f.sheds, 0u) << name;
-      EXPECT_TRUE(loop.limit().unproven()) << name << ": no queue, no evidence of one";
+      EXPECT_TRUE(loop.limit().open()) << name << ": no queue, no evidence of one";
     }
   }
 }

@@ -148,6 +148,9 @@ struct DataplaneConfig {
 struct InterfaceConfig {
   std::string name;
   Hook hook = Hook::kXdp;
+  // "<file>:<line>:<column>: interface[i].name", for the daemon's errors about an
+  // interface it cannot find (the parse cannot know the host's interfaces).
+  std::string where;
 };
 
 struct PortConfig {

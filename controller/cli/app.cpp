@@ -99,6 +99,11 @@ CLI::Option* CliContext::choose(CLI::Option* opt, std::vector<std::string> value
   return opt;
 }
 
+CLI::Option* CliContext::suggest(CLI::Option* opt, std::vector<std::string> values) {
+  choices[opt] = std::move(values);
+  return opt;
+}
+
 std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   auto app = std::make_unique<CLI::App>(
       "edgeshed: sheds new TCP connections at XDP/TC when a service is overloaded");

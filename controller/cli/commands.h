@@ -36,6 +36,9 @@ struct CliContext {
 
   // Restricts opt to choices and records them for completion.
   CLI::Option* choose(CLI::Option* opt, std::vector<std::string> values);
+  // Records values completion offers for opt, which its own check judges
+  // (e.g. reset's class:CLASS and port:PORT).
+  CLI::Option* suggest(CLI::Option* opt, std::vector<std::string> values);
 };
 
 // Registers the subcommand; ctx.run is set when it was chosen.

@@ -16,6 +16,7 @@
 #include "config/ip_prefix.h"
 #include "dataplane/attach.h"
 #include "ipc/control_socket.h"
+#include "ipc/reset_target.h"
 #include "ipc/run_dir.h"
 #include "law/types.h"
 
@@ -353,9 +354,10 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     auto* cmd = app.add_subcommand(
         "reset",
         "Undo runtime changes: all, mode, action, level, class:CLASS, port:PORT, prefix:CIDR");
-    cmd->add_option("WHAT", *what, "What to give back to the config file")
-        ->capture_default_str()
-        ->check(reset_target_validator());
+    ctx.suggest(cmd->add_option("WHAT", *what, "What to give back to the config file")
+                    ->capture_default_str()
+                    ->check(reset_target_validator()),
+                ipc::reset_target_words());
     cmd->callback([what, &ctx] {
       ctx.run = [what, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("reset");

@@ -234,5 +234,32 @@ TEST(Cli, CompletionScriptCoversEveryCommandAndIsValidBash) {
   EXPECT_EQ(got, "mode\nenforce\nbackground\n");
 }
 
+// Every positional and every option's value: reset's targets, file names
+// after run --config, and nothing (no options) where a number goes.
+TEST(Cli, CompletionOffersResetTargetsFilesAndNothingForNumbers) {
+  auto o = run({"completion", "bash"});
+  ASSERT_EQ(o.code, 0);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("edgeshed-completion-files-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "script.bash") << o.out;
+  std::ofstream(dir / "edge.toml") << "";
+  const std::string probe =
+      "cd " + dir.string() +
+      " && bash -c 'source script.bash; c() { COMP_WORDS=(\"$@\"); "
+      "COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _edgeshed; echo \"${COMPREPLY[*]}\"; }; "
+      "c edgeshed reset cl; c edgeshed run --config ed; c edgeshed events -n \"\"; "
+      "c edgeshed override critical --cap \"\"'";
+  // NOLINTNEXTLINE(cert-env33-c): running the completion script in bash is the test
+  FILE* p = popen(probe.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[256];
+  std::string got;
+  while (fgets(buf, sizeof(buf), p)) got += buf;
+  EXPECT_EQ(pclose(p), 0);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(got, "class:critical class:normal class:background\nedge.toml\n\n\n");
+}
+
 }  // namespace
 }  // namespace edgeshed

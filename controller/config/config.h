@@ -223,4 +223,9 @@ struct Config {
 Result<Config> parse_config(std::string_view text, std::string_view source_name);
 Result<Config> load_config(const std::string& path);
 
+// A config parses without an [[interface]] or a [[port]], but a daemon
+// started from it would look healthy and protect nothing: the refusal names
+// the file and what to add (protects.cpp).
+Status check_protects_something(const Config& config, const std::string& path);
+
 }  // namespace edgeshed::config

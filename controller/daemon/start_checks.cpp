@@ -22,16 +22,7 @@ std::string interfaces_here() {
 }  // namespace
 
 Status check_config_can_start(const config::Config& config, const std::string& config_path) {
-  if (config.interfaces.empty()) {
-    return make_error(config_path +
-                      ": no [[interface]] configured: add the interface the service's clients "
-                      "arrive on, e.g. [[interface]] name = \"eth0\"");
-  }
-  if (config.ports.empty()) {
-    return make_error(config_path +
-                      ": no [[port]] configured: nothing would be protected; add the service's "
-                      "port, e.g. [[port]] port = 443 (observe mode, the default, sheds nothing)");
-  }
+  if (auto s = config::check_protects_something(config, config_path); !s) return s;
   for (const auto& iface : config.interfaces) {
     if (if_nametoindex(iface.name.c_str()) == 0) {
       return make_error(

@@ -12,6 +12,7 @@
 #include "cli/privileges.h"
 #include "cli/version.h"
 #include "common/edit_distance.h"
+#include "common/join.h"
 
 namespace edgeshed {
 
@@ -86,9 +87,7 @@ std::optional<std::string> unknown_subcommand(const CLI::App& root) {
     }
   }
   if (closest != nullptr) message += "; did you mean '" + *closest + "'?";
-  std::string all;
-  for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-  return message + " (" + where + " has: " + all + "; see `" + where + " --help`)";
+  return message + " (" + where + " has: " + join(names, ", ") + "; see `" + where + " --help`)";
 }
 
 }  // namespace

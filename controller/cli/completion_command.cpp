@@ -6,15 +6,12 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "common/join.h"
 
 namespace edgeshed {
 namespace {
 
-std::string words(const std::vector<std::string>& ws) {
-  std::string out;
-  for (const auto& w : ws) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
+std::string words(const std::vector<std::string>& ws) { return join(ws, " "); }
 
 std::vector<std::string> option_names(const CLI::App& app) {
   std::vector<std::string> out;

@@ -40,18 +40,17 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   ctx.choose(cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")->capture_default_str(),
              names::all_names(names::kHooks, EDGESHED_HOOK_XDP));
-  auto* port = cmd->add_option("-p,--port", args->ports,
-                               "Protected ports, PORT[:CLASS], comma separated (required on a "
-                               "fresh attach, unless --no-port; a re-attach without it keeps the "
-                               "running ports)")
-                   ->delimiter(',')
-                   ->check(port_spec_validator());
-  auto* quic = cmd->add_option("--quic-port", args->quic_ports,
-                               "UDP ports whose new QUIC connections are protected, PORT[:CLASS], "
-                               "comma separated (a port protected for both protocols has one "
-                               "class)")
-                   ->delimiter(',')
-                   ->check(port_spec_validator());
+  // A comma-separated list of PORT[:CLASS], each checked as it is parsed.
+  auto port_list = [cmd](const char* name, std::vector<std::string>& out, const char* help) {
+    return cmd->add_option(name, out, help)->delimiter(',')->check(port_spec_validator());
+  };
+  auto* port = port_list("-p,--port", args->ports,
+                         "Protected ports, PORT[:CLASS], comma separated (required on a fresh "
+                         "attach, unless --no-port; a re-attach without it keeps the running "
+                         "ports)");
+  auto* quic = port_list("--quic-port", args->quic_ports,
+                         "UDP ports whose new QUIC connections are protected, PORT[:CLASS], comma "
+                         "separated (a port protected for both protocols has one class)");
   cmd->add_flag("--no-port", args->no_port,
                 "Attach with no protected port: nothing is shed or counted until `edgeshed port "
                 "add` (for trying the hook)")

@@ -4,19 +4,10 @@
 #include <filesystem>
 
 #include "cli/status_model.h"
+#include "common/join.h"
 #include "dataplane/attach.h"
 
 namespace edgeshed {
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-}  // namespace
-
 Result<std::vector<std::string>> target_interfaces(const std::string& only) {
   const auto attached = attached_interfaces();
   if (only.empty()) {
@@ -29,7 +20,7 @@ Result<std::vector<std::string>> target_interfaces(const std::string& only) {
   if (std::find(attached.begin(), attached.end(), only) == attached.end()) {
     return make_error("nothing is attached on " + only + " (no " + pin_dir_for(only) + "); " +
                       (attached.empty() ? std::string("no interface is attached")
-                                        : "attached: " + joined(attached)));
+                                        : "attached: " + join(attached, ", ")));
   }
   return std::vector<std::string>{only};
 }
@@ -39,11 +30,11 @@ Status check_daemon_iface(const std::string& only, const std::vector<std::string
   if (only.empty() || managed == std::vector<std::string>{only}) return {};
   if (std::find(managed.begin(), managed.end(), only) == managed.end()) {
     return make_error("--iface " + only + ": the running daemon does not manage " + only +
-                      " (it manages " + (managed.empty() ? "none" : joined(managed)) +
+                      " (it manages " + (managed.empty() ? "none" : join(managed, ", ")) +
                       "); nothing changed");
   }
   return make_error("--iface " + only + ": the running daemon applies " + what +
-                    " to every interface it manages (" + joined(managed) +
+                    " to every interface it manages (" + join(managed, ", ") +
                     "), not to one; drop --iface to change them all; nothing changed");
 }
 

@@ -50,6 +50,40 @@ std::vector<std::vector<std::string>> all_command_paths() {
   return out;
 }
 
+// What a shell command prints; it must exit 0.
+std::string bash_output(const std::string& command) {
+  // NOLINTNEXTLINE(cert-env33-c): running the completion script in bash is the test
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return "popen failed";
+  char buf[256];
+  std::string got;
+  while (fgets(buf, sizeof(buf), p)) got += buf;
+  EXPECT_EQ(pclose(p), 0) << command;
+  return got;
+}
+
+// What the completion script offers for each command line typed so far
+// (the last word is the one completed), one line each, in a folder that
+// holds the script and a file edge.toml.
+std::string completions(const std::vector<std::string>& typed) {
+  auto o = run({"completion", "bash"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("edgeshed-completion-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "script.bash") << o.out;
+  std::ofstream(dir / "edge.toml") << "";
+  std::string probe = "cd " + dir.string() +
+                      " && bash -c 'source script.bash; c() { COMP_WORDS=(\"$@\"); "
+                      "COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _edgeshed; "
+                      "echo \"${COMPREPLY[*]}\"; }";
+  for (const auto& t : typed) probe += "; c " + t;
+  probe += "'";
+  std::string got = bash_output(probe);
+  std::filesystem::remove_all(dir);
+  return got;
+}
+
 // Found by the cli_args fuzzer: an argument with a newline made the
 // message two lines; an escape sequence could have driven the terminal.
 TEST(Cli, ControlCharactersOfAnArgumentAreEscapedInTheError) {
@@ -214,51 +248,16 @@ TEST(Cli, CompletionScriptCoversEveryCommandAndIsValidBash) {
   EXPECT_NE(o.out.find("off observe enforce"), std::string::npos);
 
   // Sourced by bash, it completes a subcommand and a choice.
-  const auto script = std::filesystem::temp_directory_path() /
-                      ("edgeshed-completion-" + std::to_string(getpid()) + ".bash");
-  std::ofstream(script) << o.out;
-  const std::string probe =
-      "bash -c 'source " + script.string() +
-      " && COMP_WORDS=(edgeshed mo) COMP_CWORD=1 && _edgeshed && echo "
-      "\"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed mode en) COMP_CWORD=2 && "
-      "_edgeshed && echo \"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed port add "
-      "80 --class b) COMP_CWORD=5 && _edgeshed && echo \"${COMPREPLY[*]}\"'";
-  // NOLINTNEXTLINE(cert-env33-c): running the completion script in bash is the test
-  FILE* p = popen(probe.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[256];
-  std::string got;
-  while (fgets(buf, sizeof(buf), p)) got += buf;
-  EXPECT_EQ(pclose(p), 0);
-  std::filesystem::remove(script);
-  EXPECT_EQ(got, "mode\nenforce\nbackground\n");
+  EXPECT_EQ(completions({"edgeshed mo", "edgeshed mode en", "edgeshed port add 80 --class b"}),
+            "mode\nenforce\nbackground\n");
 }
 
 // Every positional and every option's value: reset's targets, file names
 // after run --config, and nothing (no options) where a number goes.
 TEST(Cli, CompletionOffersResetTargetsFilesAndNothingForNumbers) {
-  auto o = run({"completion", "bash"});
-  ASSERT_EQ(o.code, 0);
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("edgeshed-completion-files-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "script.bash") << o.out;
-  std::ofstream(dir / "edge.toml") << "";
-  const std::string probe =
-      "cd " + dir.string() +
-      " && bash -c 'source script.bash; c() { COMP_WORDS=(\"$@\"); "
-      "COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _edgeshed; echo \"${COMPREPLY[*]}\"; }; "
-      "c edgeshed reset cl; c edgeshed run --config ed; c edgeshed events -n \"\"; "
-      "c edgeshed override critical --cap \"\"'";
-  // NOLINTNEXTLINE(cert-env33-c): running the completion script in bash is the test
-  FILE* p = popen(probe.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[256];
-  std::string got;
-  while (fgets(buf, sizeof(buf), p)) got += buf;
-  EXPECT_EQ(pclose(p), 0);
-  std::filesystem::remove_all(dir);
-  EXPECT_EQ(got, "class:critical class:normal class:background\nedge.toml\n\n\n");
+  EXPECT_EQ(completions({"edgeshed reset cl", "edgeshed run --config ed", "edgeshed events -n \"\"",
+                         "edgeshed override critical --cap \"\""}),
+            "class:critical class:normal class:background\nedge.toml\n\n\n");
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ Status check_privilege(Privilege needed, const std::string& command) {
   if (needed == Privilege::kNone) return {};
   if (needed == Privilege::kAttach) {
     if (auto s = require_capabilities(); !s) {
-      return make_error("`" + command + "` needs root: " + s.error().message);
+      return make_error("`" + command + "` needs privileges it does not have: " +
+                        s.error().message);
     }
     return {};
   }
@@ -44,9 +45,9 @@ Status check_privilege(Privilege needed, const std::string& command) {
   const bool pins_closed = access(EDGESHED_PIN_ROOT, R_OK | X_OK) != 0 && errno == EACCES;
   if (may_use_bpf() && !pins_closed) return {};
   return make_error("`" + command +
-                    "` needs root: it reads the data plane's pinned maps (" EDGESHED_PIN_ROOT
-                    ", bpf(2) needs CAP_BPF) and talks to the daemon's root-only control socket; "
-                    "run it as root (sudo " +
+                    "` needs root: the data plane's pins (" EDGESHED_PIN_ROOT
+                    ") and the daemon's control socket are root's, and reading a pin needs "
+                    "CAP_BPF; run it as root (sudo " +
                     command + ")" + pins_owner_hint());
 }
 

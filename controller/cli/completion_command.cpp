@@ -31,13 +31,14 @@ std::string value_reply(const std::vector<std::string>& flags, const CliContext&
     return std::find(flags.begin(), flags.end(), f) != flags.end();
   };
   if (auto it = ctx.choices.find(opt); it != ctx.choices.end()) {
-    return "COMPREPLY=($(compgen -W \"" + words(it->second) + "\" -- \"$cur\"))";
+    return R"sh(COMPREPLY=($(compgen -W ")sh" + words(it->second) + R"sh(" -- "$cur")))sh";
   }
-  if (has("--iface"))
-    return "COMPREPLY=($(compgen -W \"$(ls /sys/class/net 2>/dev/null)\" -- \"$cur\"))";
+  if (has("--iface")) {
+    return R"sh(COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")))sh";
+  }
   if (has("--config") || has("--run-dir")) {
     return std::string("COMPREPLY=($(compgen ") + (has("--run-dir") ? "-d" : "-f") +
-           " -- \"$cur\"))";
+           R"sh( -- "$cur")))sh";
   }
   return "COMPREPLY=()";
 }

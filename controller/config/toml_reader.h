@@ -24,7 +24,7 @@ class ConfigErrors {
  public:
   explicit ConfigErrors(std::string_view source_name) : source_name_(source_name) {}
 
-  void add(const toml::source_region& where, const std::string& message);
+  void add(const toml::source_region& region, const std::string& message);
   bool empty() const { return lines_.empty(); }
   // All errors, one per line, in the order found.
   std::string joined() const;

@@ -37,6 +37,10 @@ sed "s/^name = \"$SRV_IF\"/name = \"es-nosuch0\"/" "$good" >"$work/noif.toml"
 grep -q '^\[\[port\]\]' "$work/noport.toml" && fail "noport.toml has a port"
 grep -q es-nosuch0 "$work/noif.toml" || fail "noif.toml names no missing interface"
 
+# The default run directory: a refused start given --run-dir must not make it.
+default_run_dir_existed=false
+[ -e /run/edgeshed ] && default_run_dir_existed=true
+
 # --- checks ------------------------------------------------------------------
 attached() {
 	[ -e "/sys/fs/bpf/edgeshed/$SRV_IF" ] ||
@@ -56,6 +60,7 @@ nothing_done() {
 	fi
 	# The default run directory holds no trace of this test's configs.
 	! grep -qs "$work" /run/edgeshed/starts.json || fail "$row: wrote /run/edgeshed/starts.json"
+	$default_run_dir_existed || [ ! -e /run/edgeshed ] || fail "$row: made /run/edgeshed"
 }
 
 rows=0
@@ -68,7 +73,16 @@ expect() {
 	if [ "$1" = as=nobody ] || [ "$1" = as=srv ]; then as=${1#as=}; shift; fi
 	[ "$1" = -- ] && shift
 	row="edgeshed $*"
-	case $as in
+	case $1 in
+	completion-probe)
+		shift
+		out=$(cd "$work" && bash -c 'source <("$0" completion bash); COMP_WORDS=(edgeshed "$@")
+			COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _edgeshed; printf "%s\n" "${COMPREPLY[*]##*/}"' \
+			"$EDGESHED" "$@") || rc=$?
+		as=bash
+		;;
+	esac
+	[ "$as" = bash ] || case $as in
 	nobody) out=$(setpriv --reuid=$nobody --regid=$nobody --clear-groups "$EDGESHED" "$@" 2>&1 </dev/null) || rc=$? ;;
 	srv) out=$(in_srv "$EDGESHED" "$@" 2>&1 </dev/null) || rc=$? ;;
 	*) out=$("$EDGESHED" "$@" 2>&1 </dev/null) || rc=$? ;;
@@ -115,16 +129,19 @@ table_without_daemon() {
 	expect 0 '--run-dir' -- run --help
 	expect 0 '--run-dir' -- port add --help
 	expect 0 'data plane ABI [0-9]+' -- --version
-	# Completion after reset offers its targets.
-	expect 0 'class:critical' -- completion bash
+	# Completion: reset's targets, files after run --config, nothing after -n.
+	expect 0 '^class:critical class:normal class:background$' -- completion-probe reset cl
+	expect 0 "^$(basename "$good")\$" -- completion-probe run --config "$work/go"
+	expect 0 '^$' -- completion-probe events -n ""
 }
 table_without_daemon
 # The refused runs recorded their cause where --run-dir said.
 grep -q 'no \[\[port\]\] configured' "$run/starts.json" || fail "the refused start is not in $run/starts.json"
 rm -rf "$run" && mkdir -p "$run"
 
-# Permission first, also without a daemon.
-for cmd in "status" "top --iterations 1" "events -n 1"; do
+# Permission first, also without a daemon; mode and pin said "Permission
+# denied" but not what to do.
+for cmd in "status" "top --iterations 1" "events -n 1" "mode off" "pin high"; do
 	# shellcheck disable=SC2086 # a command line
 	expect 1 "needs root: .*run it as root" as=nobody -- $cmd --run-dir "$run"
 done

@@ -58,6 +58,12 @@ std::vector<std::string> chosen_path(const CLI::App& root) {
   return path;
 }
 
+// "edgeshed port add": the command chosen, as typed.
+std::string command_name(const CLI::App& root) {
+  const auto path = chosen_path(root);
+  return path.empty() ? "edgeshed" : "edgeshed " + join(path, " ");
+}
+
 // "unknown command 'stauts'; did you mean 'status'?" when the first word
 // left over by a parse stood where the deepest command chosen expects a
 // subcommand; nothing otherwise.
@@ -75,8 +81,7 @@ std::optional<std::string> unknown_subcommand(const CLI::App& root) {
     }
   }
   if (word.empty()) return std::nullopt;
-  std::string where = "edgeshed";
-  for (const auto& p : chosen_path(root)) where += " " + p;
+  const std::string where = command_name(root);
   std::string message = "unknown command '" + printable(word) + "'";
   const std::string* closest = nullptr;
   std::size_t best = std::max<std::size_t>(3, word.size() / 2);  // near misses only
@@ -117,8 +122,7 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   }
   // One line: what is wrong, and where the help for it is.
   app->failure_message([](const CLI::App* root, const CLI::Error& e) {
-    std::string where = "edgeshed";
-    for (const auto& p : chosen_path(*root)) where += " " + p;
+    const std::string where = command_name(*root);
     return "edgeshed: " + printable(e.what()) + " (see `" + printable(where) + " --help`)\n";
   });
 
@@ -159,10 +163,9 @@ int run_cli(int argc, const char* const* argv, DaemonRunner run_daemon) {
   if (!ctx.run) return kUsageError;
   // Permission first: without it, every later step fails for a reason that
   // is not the cause.
-  const auto path = chosen_path(*app);
-  std::string command = "edgeshed";
-  for (const auto& p : path) command += " " + p;
-  if (auto s = check_privilege(privilege_of(path), command); !s) return fail(s.error().message);
+  if (auto s = check_privilege(privilege_of(chosen_path(*app)), command_name(*app)); !s) {
+    return fail(s.error().message);
+  }
   return ctx.run();
 }
 

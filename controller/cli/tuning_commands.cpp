@@ -33,7 +33,8 @@ void add_for_option(CLI::App* cmd, std::string& out) {
 
 void add_direct_iface_option(CLI::App* cmd, CliContext& ctx) {
   cmd->add_option("-i,--iface", ctx.direct_iface,
-                  "Without a daemon: change only this interface (default: every attached one)");
+                  "Change only this attached interface (default: every attached one); with a "
+                  "daemon running, only the one interface it manages can be named");
 }
 
 // --for, in seconds; none: until removed.
@@ -70,7 +71,9 @@ int send_for(const CliContext& ctx, const ipc::Request& request, const std::stri
   const auto state = read_daemon(ctx.run_dir).state;
   std::vector<std::string> managed;
   if (state.contains("interfaces") && state["interfaces"].is_array()) {
-    for (const auto& i : state["interfaces"]) managed.push_back(i.get<std::string>());
+    for (const auto& i : state["interfaces"]) {
+      if (i.is_string()) managed.push_back(i.get<std::string>());
+    }
   }
   if (auto s = check_daemon_iface(ctx.direct_iface, managed, what); !s) {
     return fail(s.error().message);

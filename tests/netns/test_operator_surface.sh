@@ -42,10 +42,13 @@ default_run_dir_existed=false
 [ -e /run/edgeshed ] && default_run_dir_existed=true
 
 # --- checks ------------------------------------------------------------------
+# Each listing is read whole before it is searched: `cmd | grep -q` under
+# pipefail fails when cmd dies of SIGPIPE after grep's first match.
 attached() {
-	[ -e "/sys/fs/bpf/edgeshed/$SRV_IF" ] ||
-		in_srv ip -d link show dev "$SRV_IF" | grep -q 'prog/xdp' ||
-		in_srv tc filter show dev "$SRV_IF" ingress 2>/dev/null | grep -q .
+	local link filters
+	link=$(in_srv ip -d link show dev "$SRV_IF")
+	filters=$(in_srv tc filter show dev "$SRV_IF" ingress 2>/dev/null)
+	[ -e "/sys/fs/bpf/edgeshed/$SRV_IF" ] || grep -q 'prog/xdp' <<<"$link" || [ -n "$filters" ]
 }
 # Nothing attached, nothing written but a start record in $run.
 nothing_done() {
@@ -154,6 +157,8 @@ nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$good" --run-dir "$
 DAEMON=$!
 LAB_PIDS+=("$DAEMON")
 wait_for "daemon running" grep -q "running:" "$log"
+# The check every row above relied on sees a data plane that is there.
+attached || fail "attached() does not see the daemon's data plane on $SRV_IF"
 [ -S "$run/control.sock" ] || fail "no control socket in the --run-dir $run: $(ls "$run")"
 [ ! -e "$named_in_config" ] || fail "the daemon wrote $named_in_config although --run-dir named $run"
 pass "the daemon's run directory is the --run-dir given after the subcommand, not daemon.run_dir"

@@ -36,7 +36,9 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "attach", "Attach the data plane to an interface (or replace its programs atomically)");
+      "attach",
+      "Attach the data plane to an interface without a daemon, or replace its programs "
+      "atomically; refused while a daemon manages the interface (--force replaces its settings)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   ctx.choose(cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")->capture_default_str(),
              names::all_names(names::kHooks, EDGESHED_HOOK_XDP));
@@ -148,7 +150,10 @@ void add_detach_command(CLI::App& app, CliContext& ctx) {
     bool force = false;
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("detach", "Remove the data plane, its qdisc changes and pins");
+  auto* cmd = app.add_subcommand(
+      "detach",
+      "Remove the programs, the clsact qdisc if edgeshed created it, and the pins; refused "
+      "while a daemon manages the interface");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   cmd->add_flag("--force", args->force, "Detach even while a daemon manages the interface");
   cmd->callback([args, &ctx] {

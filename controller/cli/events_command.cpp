@@ -56,7 +56,8 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "events",
-      "Stream sampled shed decisions: time, source, port, class, reason (Ctrl-C to stop)");
+      "Stream sampled shed decisions: time, source, port, class, verdict, reason, outcome "
+      "(Ctrl-C to stop)");
   cmd->add_option("-i,--iface", args->iface, "Only this interface (default: all attached)");
   cmd->add_flag("--json", args->json, "One JSON object per line");
   cmd->add_option("-n,--count", args->count, "Stop after this many events (1 or more)")

@@ -95,7 +95,9 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "top", "Live view of level, signals and per-class rates, with a minute of sparklines");
+      "top",
+      "Live view of level, signals and per-class rates, with a minute of sparklines (q or "
+      "Ctrl-C quits and restores the terminal)");
   cmd->add_option("--interval", args->interval_s, "Seconds between refreshes")
       ->check(CLI::Range(0.1, 60.0))
       ->capture_default_str();

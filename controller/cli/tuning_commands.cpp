@@ -206,7 +206,9 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     };
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
-        "override", "Fix one class's admit fraction, in-flight cap or rate over the control law");
+        "override",
+        "Fix one class's admit fraction, in-flight cap or rate over the control law (critical "
+        "keeps its floor)");
     ctx.choose(cmd->add_option("CLASS", a->cls, "critical, normal or background")->required(),
                kClasses);
     auto* f = cmd->add_option("--admit-fraction", a->admit_fraction, "Share admitted, 0.0..1.0")
@@ -304,7 +306,10 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       std::string cidr, cls;
     };
     auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand("prefix", "Give connections from a source prefix another class");
+    auto* cmd = app.add_subcommand(
+        "prefix",
+        "Give connections from a source prefix another class (e.g. health checkers "
+        "critical)");
     cmd->require_subcommand(1);
     auto* add = cmd->add_subcommand("add", "Class connections from CIDR as CLASS");
     add->add_option("CIDR", a->cidr, "e.g. 192.0.2.0/24 or 2001:db8::/32")->required();

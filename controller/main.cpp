@@ -34,8 +34,8 @@ int libbpf_to_spdlog(libbpf_print_level level, const char* fmt, va_list args) {
   return n;
 }
 
-int run_daemon(const std::string& config_path, const std::string& run_dir) {
-  auto d = edgeshed::daemon::Daemon::start(config_path, run_dir);
+int run_daemon(const std::string& config_path, const std::string& run_dir, bool run_dir_given) {
+  auto d = edgeshed::daemon::Daemon::start(config_path, {run_dir, run_dir_given});
   if (!d) return edgeshed::fail(d.error().message);
   return (*d)->run();
 }

@@ -22,7 +22,7 @@ trap 'rm -f "$err" "$tmp"' EXIT
 rc=0
 "$bin" completion bash >"$tmp" 2>"$err" || rc=$?
 
-if [ "$rc" -eq 2 ] && grep -qE 'A subcommand is required|not expected' "$err"; then
+if [ "$rc" -eq 2 ] && grep -qE 'A subcommand is required|not expected|unknown command' "$err"; then
 	# CLI11's usage errors for an unknown word: the subcommand is not there.
 	rm -f "$out"
 	if [ "$mode" = ON ]; then

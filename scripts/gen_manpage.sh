@@ -160,8 +160,15 @@ and its range is installed in the package's documentation directory as
 .IR examples/edgeshed.toml .
 .TP
 .I /run/edgeshed/state.json
-The daemon's level, pressure and signals, rewritten every tick and read by
+The daemon's level, pressure and signals, read by
 .BR "edgeshed status" .
+Rewritten the tick the level, mode, limits, policies, runtime changes or
+interfaces change, otherwise once a second with the latest signal values.
+The directory is the config's
+.IR daemon.run_dir ,
+or
+.B \-\-run\-dir
+when given, which wins.
 .TP
 .I /sys/fs/bpf/edgeshed/<iface>/
 The pinned maps and links of an interface's data plane.

@@ -4,8 +4,15 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <iostream>
+#include <optional>
 #include <string_view>
 #include <utility>
+
+#include "cli/privileges.h"
+#include "cli/version.h"
+#include "common/edit_distance.h"
+#include "common/join.h"
 
 namespace edgeshed {
 
@@ -29,10 +36,74 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+// --run-dir on the program and on every subcommand, so that it may come
+// anywhere on the command line and shows in each one's --help.
+void add_run_dir_options(CLI::App& app, CliContext& ctx) {
+  app.add_option("--run-dir", ctx.run_dir,
+                 "The daemon's run directory (state, level, control socket); for `run`, it "
+                 "wins over the config's daemon.run_dir; env EDGESHED_RUN_DIR")
+      ->capture_default_str()
+      ->each([&ctx](const std::string&) { ctx.run_dir_given = true; });
+  for (CLI::App* sub : app.get_subcommands({})) add_run_dir_options(*sub, ctx);
+}
+
+// The subcommands chosen, outermost first: {"port", "add"}.
+std::vector<std::string> chosen_path(const CLI::App& root) {
+  std::vector<std::string> path;
+  for (const CLI::App* a = &root; a != nullptr;) {
+    auto subs = a->get_subcommands();
+    a = subs.empty() ? nullptr : subs.front();
+    if (a) path.push_back(a->get_name());
+  }
+  return path;
+}
+
+// "edgeshed port add": the command chosen, as typed.
+std::string command_name(const CLI::App& root) {
+  const auto path = chosen_path(root);
+  return path.empty() ? "edgeshed" : "edgeshed " + join(path, " ");
+}
+
+// "unknown command 'stauts'; did you mean 'status'?" when the first word
+// left over by a parse stood where the deepest command chosen expects a
+// subcommand; nothing otherwise.
+std::optional<std::string> unknown_subcommand(const CLI::App& root) {
+  const CLI::App* deepest = &root;
+  while (!deepest->get_subcommands().empty()) deepest = deepest->get_subcommands().front();
+  std::vector<std::string> names;
+  for (const CLI::App* s : deepest->get_subcommands({})) names.push_back(s->get_name());
+  if (names.empty()) return std::nullopt;
+  std::string word;
+  for (const auto& w : deepest->remaining()) {
+    if (!w.starts_with("-")) {
+      word = w;
+      break;
+    }
+  }
+  if (word.empty()) return std::nullopt;
+  const std::string where = command_name(root);
+  std::string message = "unknown command '" + printable(word) + "'";
+  const std::string* closest = nullptr;
+  std::size_t best = std::max<std::size_t>(3, word.size() / 2);  // near misses only
+  for (const auto& n : names) {
+    if (const std::size_t d = edit_distance(word, n); d < best) {
+      best = d;
+      closest = &n;
+    }
+  }
+  if (closest != nullptr) message += "; did you mean '" + *closest + "'?";
+  return message + " (" + where + " has: " + join(names, ", ") + "; see `" + where + " --help`)";
+}
+
 }  // namespace
 
 CLI::Option* CliContext::choose(CLI::Option* opt, std::vector<std::string> values) {
   opt->check(CLI::IsMember(values));
+  choices[opt] = std::move(values);
+  return opt;
+}
+
+CLI::Option* CliContext::suggest(CLI::Option* opt, std::vector<std::string> values) {
   choices[opt] = std::move(values);
   return opt;
 }
@@ -42,20 +113,16 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
       "edgeshed: sheds new TCP connections at XDP/TC when a service is overloaded");
   app->require_subcommand(1);
   app->add_flag("-v,--verbose", ctx.verbose, "Log libbpf's diagnostics too");
-  if (const char* dir = std::getenv("EDGESHED_RUN_DIR"); dir && *dir) ctx.run_dir = dir;
-  app->add_option("--run-dir", ctx.run_dir,
-                  "The daemon's run directory (state, level, control socket); "
-                  "for `run`, where a config that cannot be read is reported; "
-                  "env EDGESHED_RUN_DIR")
-      ->capture_default_str();
+  app->set_version_flag("--version", version_text,
+                        "Print the version, the data plane's ABI, "
+                        "libbpf's version and the kernel's, and exit");
+  if (const char* dir = std::getenv("EDGESHED_RUN_DIR"); dir && *dir) {
+    ctx.run_dir = dir;
+    ctx.run_dir_given = true;
+  }
   // One line: what is wrong, and where the help for it is.
   app->failure_message([](const CLI::App* root, const CLI::Error& e) {
-    std::string where = "edgeshed";
-    for (const CLI::App* a = root; a != nullptr;) {
-      auto subs = a->get_subcommands();
-      a = subs.empty() ? nullptr : subs.front();
-      if (a) where += " " + a->get_name();
-    }
+    const std::string where = command_name(*root);
     return "edgeshed: " + printable(e.what()) + " (see `" + printable(where) + " --help`)\n";
   });
 
@@ -68,6 +135,7 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   add_policy_command(*app, ctx);
   add_run_command(*app, ctx);
   add_completion_command(*app, ctx);
+  add_run_dir_options(*app, ctx);
   return app;
 }
 
@@ -81,12 +149,24 @@ int run_cli(int argc, const char* const* argv, DaemonRunner run_daemon) {
     return app->exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app->exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app->exit(e);
   } catch (const CLI::ParseError& e) {
+    if (auto unknown = unknown_subcommand(*app)) {
+      std::cerr << "edgeshed: " << *unknown << "\n";
+      return kUsageError;
+    }
     app->exit(e);
     return kUsageError;
   }
   spdlog::set_level(ctx.verbose ? spdlog::level::debug : spdlog::level::info);
-  return ctx.run ? ctx.run() : kUsageError;
+  if (!ctx.run) return kUsageError;
+  // Permission first: without it, every later step fails for a reason that
+  // is not the cause.
+  if (auto s = check_privilege(privilege_of(chosen_path(*app)), command_name(*app)); !s) {
+    return fail(s.error().message);
+  }
+  return ctx.run();
 }
 
 }  // namespace edgeshed

@@ -15,7 +15,10 @@ using CommandRunner = std::function<int()>;
 // Starts the daemon with a config file and runs it until it stops; returns
 // the exit code. Given by the binary's entry: the CLI does not link the
 // daemon.
-using DaemonRunner = std::function<int(const std::string& config_path, const std::string& run_dir)>;
+// run_dir_given: named by --run-dir or EDGESHED_RUN_DIR, so it wins over
+// the config's daemon.run_dir.
+using DaemonRunner = std::function<int(const std::string& config_path, const std::string& run_dir,
+                                       bool run_dir_given)>;
 
 // Options of the whole program, and what shell completion needs to know.
 struct CliContext {
@@ -24,6 +27,7 @@ struct CliContext {
   DaemonRunner run_daemon;
   // Where the daemon keeps its state file and control socket.
   std::string run_dir = "/run/edgeshed";
+  bool run_dir_given = false;
   bool verbose = false;
   // Tuning without a daemon writes to this interface's maps (empty: all).
   std::string direct_iface;
@@ -32,6 +36,9 @@ struct CliContext {
 
   // Restricts opt to choices and records them for completion.
   CLI::Option* choose(CLI::Option* opt, std::vector<std::string> values);
+  // Records values completion offers for opt, which its own check judges
+  // (e.g. reset's class:CLASS and port:PORT).
+  CLI::Option* suggest(CLI::Option* opt, std::vector<std::string> values);
 };
 
 // Registers the subcommand; ctx.run is set when it was chosen.

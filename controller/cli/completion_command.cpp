@@ -6,15 +6,12 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "common/join.h"
 
 namespace edgeshed {
 namespace {
 
-std::string words(const std::vector<std::string>& ws) {
-  std::string out;
-  for (const auto& w : ws) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
+std::string words(const std::vector<std::string>& ws) { return join(ws, " "); }
 
 std::vector<std::string> option_names(const CLI::App& app) {
   std::vector<std::string> out;
@@ -25,8 +22,29 @@ std::vector<std::string> option_names(const CLI::App& app) {
   return out;
 }
 
-// Completion of one (sub)command: its subcommands and options, the values of
-// options with fixed choices, interface names for --iface.
+// What follows an option that takes a value: its choices, interface names
+// for --iface, file names for --config, and nothing for a number or other
+// free value (offering the options there would invite `-n --json`).
+std::string value_reply(const std::vector<std::string>& flags, const CliContext& ctx,
+                        const CLI::Option* opt) {
+  const auto has = [&](const char* f) {
+    return std::find(flags.begin(), flags.end(), f) != flags.end();
+  };
+  if (auto it = ctx.choices.find(opt); it != ctx.choices.end()) {
+    return R"sh(COMPREPLY=($(compgen -W ")sh" + words(it->second) + R"sh(" -- "$cur")))sh";
+  }
+  if (has("--iface")) {
+    return R"sh(COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")))sh";
+  }
+  if (has("--config") || has("--run-dir")) {
+    return std::string("COMPREPLY=($(compgen ") + (has("--run-dir") ? "-d" : "-f") +
+           R"sh( -- "$cur")))sh";
+  }
+  return "COMPREPLY=()";
+}
+
+// Completion of one (sub)command: its subcommands and options, then what
+// follows each option that takes a value (value_reply).
 void emit(std::ostringstream& out, const CLI::App& app, const std::string& path,
           const CliContext& ctx) {
   std::vector<std::string> subs;
@@ -36,21 +54,15 @@ void emit(std::ostringstream& out, const CLI::App& app, const std::string& path,
   }
   out << "    \"" << path << "\")\n";
   for (const CLI::Option* opt : app.get_options()) {
-    auto it = ctx.choices.find(opt);
     std::vector<std::string> flags;
     for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
     for (const auto& n : opt->get_snames()) flags.push_back("-" + n);
-    const bool iface = std::find(flags.begin(), flags.end(), "--iface") != flags.end();
-    if (flags.empty() || (it == ctx.choices.end() && !iface)) continue;
+    // Flags take no value; --help and --version end the command line.
+    if (flags.empty() || opt->get_items_expected_max() == 0) continue;
     std::string pattern;
     for (const auto& f : flags) pattern += (pattern.empty() ? "" : "|") + f;
     out << "      case \"$prev\" in " << pattern << ")\n";
-    if (iface) {
-      out << "        COMPREPLY=($(compgen -W \"$(ls /sys/class/net 2>/dev/null)\" -- \"$cur\")); "
-             "return;;\n";
-    } else {
-      out << "        COMPREPLY=($(compgen -W \"" << words(it->second) << "\" -- \"$cur\")); return;;\n";
-    }
+    out << "        " << value_reply(flags, ctx, opt) << "; return;;\n";
     out << "      esac\n";
   }
   std::vector<std::string> positional_choices;
@@ -92,7 +104,8 @@ void add_completion_command(CLI::App& app, CliContext& ctx) {
              "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
              "    w=\"${COMP_WORDS[i]}\"\n"
              "    case \"$w\" in -*) continue;; esac\n"
-             "    case \" $(_edgeshed_subs \"$path\") \" in *\" $w \"*) path=\"${path:+$path }$w\";; esac\n"
+             "    case \" $(_edgeshed_subs \"$path\") \" in *\" $w \"*) path=\"${path:+$path "
+             "}$w\";; esac\n"
              "  done\n"
              "  case \"$path\" in\n";
       emit(out, *root, "", ctx);

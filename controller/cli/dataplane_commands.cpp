@@ -1,9 +1,11 @@
 // attach, detach and policy: commands that change the data plane directly.
-#include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
+#include "cli/argument_checks.h"
 #include "cli/commands.h"
+#include "cli/interface_targets.h"
 #include "cli/names.h"
 #include "common/names.h"
 #include "config/config.h"
@@ -13,24 +15,6 @@ namespace edgeshed {
 namespace {
 
 constexpr double kNsPerMs = 1e6;
-
-Result<PortClass> parse_port_spec(const std::string& spec, uint8_t protocols) {
-  auto colon = spec.find(':');
-  std::string port_text = spec.substr(0, colon);
-  uint32_t port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
-      port > 65535) {
-    return make_error("port '" + spec + "': expected 1..65535, optionally :CLASS");
-  }
-  uint32_t class_id = EDGESHED_CLASS_NORMAL;
-  if (colon != std::string::npos) {
-    auto c = parse_class(spec.substr(colon + 1));
-    if (!c) return make_error("port '" + spec + "': class must be critical, normal or background");
-    class_id = *c;
-  }
-  return PortClass{static_cast<uint16_t>(port), class_id, protocols};
-}
 
 }  // namespace
 
@@ -48,20 +32,32 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
     config::RstReflectConfig rst_reflect;
     uint32_t hash_prefix_v4 = EDGESHED_DEFAULT_HASH_PREFIX4;
     uint32_t hash_prefix_v6 = EDGESHED_DEFAULT_HASH_PREFIX6;
-    bool force = false;
+    bool force = false, no_port = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "attach", "Attach the data plane to an interface (or replace its programs atomically)");
+      "attach",
+      "Attach the data plane to an interface without a daemon, or replace its programs "
+      "atomically; refused while a daemon manages the interface (--force replaces its settings)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   ctx.choose(cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")->capture_default_str(),
              names::all_names(names::kHooks, EDGESHED_HOOK_XDP));
-  cmd->add_option("-p,--port", args->ports, "Protected ports, PORT[:CLASS], comma separated")
-      ->delimiter(',');
-  cmd->add_option("--quic-port", args->quic_ports,
-                  "UDP ports whose new QUIC connections are protected, PORT[:CLASS], comma "
-                  "separated (a port protected for both protocols has one class)")
-      ->delimiter(',');
+  // A comma-separated list of PORT[:CLASS], each checked as it is parsed.
+  auto port_list = [cmd](const char* name, std::vector<std::string>& out, const char* help) {
+    return cmd->add_option(name, out, help)->delimiter(',')->check(port_spec_validator());
+  };
+  auto* port = port_list("-p,--port", args->ports,
+                         "Protected ports, PORT[:CLASS], comma separated (required on a fresh "
+                         "attach, unless --no-port; a re-attach without it keeps the running "
+                         "ports)");
+  auto* quic = port_list("--quic-port", args->quic_ports,
+                         "UDP ports whose new QUIC connections are protected, PORT[:CLASS], comma "
+                         "separated (a port protected for both protocols has one class)");
+  cmd->add_flag("--no-port", args->no_port,
+                "Attach with no protected port: nothing is shed or counted until `edgeshed port "
+                "add` (for trying the hook)")
+      ->excludes(port)
+      ->excludes(quic);
   ctx.choose(
       cmd->add_option("--mode", args->mode, "off, observe or enforce")->capture_default_str(),
       names::all_names(names::kModes));
@@ -96,6 +92,15 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--force", args->force,
                 "Attach even while a daemon manages the interface (its settings are replaced)");
   cmd->callback([args, &ctx] {
+    // Protecting nothing is said, not defaulted: an attach that forgot its
+    // port would look healthy and shed nothing.
+    std::error_code ec;  // unreadable (not root): taken for a fresh attach
+    if (args->ports.empty() && args->quic_ports.empty() && !args->no_port &&
+        !std::filesystem::exists(pin_dir_for(args->iface), ec)) {
+      throw CLI::ValidationError(
+          "nothing to protect on " + args->iface +
+          ": give --port PORT[:CLASS] (or --no-port to attach without a protected port)");
+    }
     ctx.run = [args] {
       // Attaching writes mode, action and limits from this command line,
       // defaults included: under a daemon, that would silently put an
@@ -117,7 +122,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       opts.rst_reflect = args->rst_reflect.to_abi();
       opts.hash_prefix4 = args->hash_prefix_v4;
       opts.hash_prefix6 = args->hash_prefix_v6;
-      if (!args->ports.empty() || !args->quic_ports.empty()) {
+      if (!args->ports.empty() || !args->quic_ports.empty() || args->no_port) {
         std::vector<PortClass> ports;
         for (const auto& [specs, protocols] : {std::pair(&args->ports, EDGESHED_PORT_TCP),
                                                std::pair(&args->quic_ports, EDGESHED_PORT_QUIC)}) {
@@ -145,7 +150,10 @@ void add_detach_command(CLI::App& app, CliContext& ctx) {
     bool force = false;
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("detach", "Remove the data plane, its qdisc changes and pins");
+  auto* cmd = app.add_subcommand(
+      "detach",
+      "Remove the programs, the clsact qdisc if edgeshed created it, and the pins; refused "
+      "while a daemon manages the interface");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   cmd->add_flag("--force", args->force, "Detach even while a daemon manages the interface");
   cmd->callback([args, &ctx] {
@@ -177,10 +185,13 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--shed-fraction", args->shed_fraction, "Fraction of new connections shed")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--cap", args->cap, "Cap on the class's requests in service, 0 for none");
-  cmd->add_option("--rate", args->rate, "New connections per second, 0 for no limit");
-  cmd->add_option("--burst", args->burst, "Token bucket depth (default: one second of --rate)");
+  auto* rate = cmd->add_option("--rate", args->rate, "New connections per second, 0 for no limit");
+  // As in `override`: a burst is a depth of the rate's bucket.
+  cmd->add_option("--burst", args->burst, "Token bucket depth (default: one second of --rate)")
+      ->needs(rate);
   cmd->callback([args, &ctx] {
     ctx.run = [args] {
+      if (auto t = target_interfaces(args->iface); !t) return fail(t.error().message);
       auto maps = Maps::open_pinned(pin_dir_for(args->iface));
       if (!maps) return fail(maps.error().message);
       auto set = maps->read_active_policy();

@@ -7,7 +7,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/argument_checks.h"
 #include "cli/commands.h"
+#include "cli/interface_targets.h"
 #include "cli/interrupt.h"
 #include "cli/names.h"
 #include "cli/status_model.h"
@@ -54,56 +56,53 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "events",
-      "Stream sampled shed decisions: time, source, port, class, reason (Ctrl-C to stop)");
+      "Stream sampled shed decisions: time, source, port, class, verdict, reason, outcome "
+      "(Ctrl-C to stop)");
   cmd->add_option("-i,--iface", args->iface, "Only this interface (default: all attached)");
   cmd->add_flag("--json", args->json, "One JSON object per line");
-  cmd->add_option("-n,--count", args->count, "Stop after this many events");
+  cmd->add_option("-n,--count", args->count, "Stop after this many events (1 or more)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000}));
   cmd->add_option("--duration", args->duration, "Stop after this long (e.g. 30s)")
-      ->check(CLI::Validator(
-          [](const std::string& t) -> std::string {
-            auto d = config::parse_duration(t);
-            return d ? "" : "duration '" + t + "': " + d.error().message;
-          },
-          "DURATION"));
+      ->check(duration_validator(true));
   cmd->callback([args, &ctx] {
     ctx.run = [args] {
-      std::vector<std::string> ifaces =
-          args->iface.empty() ? attached_interfaces() : std::vector<std::string>{args->iface};
-      if (ifaces.empty()) return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT ")");
+      auto targets = target_interfaces(args->iface);
+      if (!targets) return fail(targets.error().message);
+      const std::vector<std::string>& ifaces = *targets;
       // Kernel times are CLOCK_MONOTONIC; the offset turns them into wall time.
       const int64_t to_unix = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
       uint64_t seen = 0;
       std::vector<EventReader> readers;
       for (const auto& iface : ifaces) {
-        auto r = EventReader::open_pinned(
-            pin_dir_for(iface), [&seen, args, iface, to_unix](const edgeshed_event& ev) {
-              if (args->count && seen >= args->count) return;
-              ++seen;
-              const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
-              const std::string verdict(names::name_of(ev.outcome == EDGESHED_EVENT_WOULD_SHED
-                                                           ? names::Verdict::kWouldShed
-                                                           : names::Verdict::kShed));
-              if (args->json) {
-                nlohmann::ordered_json j = {{"time", utc_time(unix_ns)},
-                                            {"iface", iface},
-                                            {"source", address(ev)},
-                                            {"source_port", ev.sport},
-                                            {"port", ev.dport},
-                                            {"protocol", names::name_of(names::kProtocols, ev.protocol)},
-                                            {"class", class_name(ev.class_id)},
-                                            {"verdict", verdict},
-                                            {"reason", reason_name(ev.reason)},
-                                            {"outcome", outcome_name(ev.outcome)}};
-                std::cout << j.dump() << "\n";
-              } else {
-                std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":"
-                          << ev.sport << " -> " << names::name_of(names::kProtocols, ev.protocol)
-                          << " port " << ev.dport << " " << class_name(ev.class_id)
-                          << " " << verdict << " (" << reason_name(ev.reason) << ") "
-                          << outcome_name(ev.outcome) << "\n";
-              }
-              std::cout.flush();
-            });
+        auto r = EventReader::open_pinned(pin_dir_for(iface), [&seen, args, iface,
+                                                               to_unix](const edgeshed_event& ev) {
+          if (args->count && seen >= args->count) return;
+          ++seen;
+          const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
+          const std::string verdict(names::name_of(ev.outcome == EDGESHED_EVENT_WOULD_SHED
+                                                       ? names::Verdict::kWouldShed
+                                                       : names::Verdict::kShed));
+          if (args->json) {
+            nlohmann::ordered_json j = {
+                {"time", utc_time(unix_ns)},
+                {"iface", iface},
+                {"source", address(ev)},
+                {"source_port", ev.sport},
+                {"port", ev.dport},
+                {"protocol", names::name_of(names::kProtocols, ev.protocol)},
+                {"class", class_name(ev.class_id)},
+                {"verdict", verdict},
+                {"reason", reason_name(ev.reason)},
+                {"outcome", outcome_name(ev.outcome)}};
+            std::cout << j.dump() << "\n";
+          } else {
+            std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":" << ev.sport
+                      << " -> " << names::name_of(names::kProtocols, ev.protocol) << " port "
+                      << ev.dport << " " << class_name(ev.class_id) << " " << verdict << " ("
+                      << reason_name(ev.reason) << ") " << outcome_name(ev.outcome) << "\n";
+          }
+          std::cout.flush();
+        });
         if (!r) {
           if (!args->iface.empty()) return fail(iface + ": " + r.error().message);
           // The others still have something to say.
@@ -115,9 +114,8 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
       if (readers.empty()) return fail("no attached interface has a readable event ring");
       catch_interrupts();
       const auto start = std::chrono::steady_clock::now();
-      const auto limit = args->duration.empty()
-                             ? std::chrono::nanoseconds::max()
-                             : *config::parse_duration(args->duration);
+      const auto limit = args->duration.empty() ? std::chrono::nanoseconds::max()
+                                                : *config::parse_duration(args->duration);
       const auto slice = std::chrono::milliseconds(
           std::max<int64_t>(1, kPollSlice.count() / static_cast<int64_t>(readers.size())));
       while (!interrupted() && (!args->count || seen < args->count) &&

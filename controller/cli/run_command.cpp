@@ -6,11 +6,13 @@ namespace edgeshed {
 void add_run_command(CLI::App& app, CliContext& ctx) {
   auto path = std::make_shared<std::string>("/etc/edgeshed/edgeshed.toml");
   auto* cmd = app.add_subcommand("run", "Run the controller daemon");
-  cmd->add_option("-c,--config", *path, "Config file (TOML)")->capture_default_str();
+  cmd->add_option("-c,--config", *path,
+                  "Config file (TOML); it must name an [[interface]] and a [[port]]")
+      ->capture_default_str();
   cmd->callback([path, &ctx] {
     ctx.run = [path, &ctx] {
       if (!ctx.run_daemon) return fail("this build of edgeshed has no daemon");
-      return ctx.run_daemon(*path, ctx.run_dir);
+      return ctx.run_daemon(*path, ctx.run_dir, ctx.run_dir_given);
     };
   });
 }

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/interface_targets.h"
 #include "cli/status_model.h"
 
 namespace edgeshed {
@@ -25,17 +26,12 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->callback([args, &ctx] {
     ctx.run = [args, &ctx] {
-      std::vector<std::string> ifaces;
-      if (!args->iface.empty()) {
-        ifaces.push_back(args->iface);
-      } else {
-        ifaces = attached_interfaces();
+      auto targets = target_interfaces(args->iface);
+      if (!targets) {
+        return fail(targets.error().message + "; " +
+                    read_daemon(ctx.run_dir).health["why"].get<std::string>());
       }
-      if (ifaces.empty()) {
-        return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT "); " +
-                    read_daemon(ctx.run_dir).health["why"].get<std::string>() +
-                    "; start `edgeshed run --config FILE` or `edgeshed attach`");
-      }
+      const std::vector<std::string>& ifaces = *targets;
       // One broken interface (another ABI, a half-removed pin) must not hide
       // the others: it is shown with its error, and the exit code says so.
       int rc = 0;
@@ -65,7 +61,8 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
       if (args->json) {
         // One interface asked for: its object, with the daemon beside it.
         if (!args->iface.empty()) {
-          if (rc != 0) return fail(args->iface + ": " + status["interfaces"][0]["error"].get<std::string>());
+          if (rc != 0)
+            return fail(args->iface + ": " + status["interfaces"][0]["error"].get<std::string>());
           auto one = status["interfaces"][0];
           one["daemon"] = status["daemon"];
           one["daemon_health"] = status["daemon_health"];

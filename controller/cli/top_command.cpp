@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/interface_targets.h"
 #include "cli/interrupt.h"
 #include "cli/status_model.h"
 #include "cli/top_view.h"
@@ -94,22 +95,23 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "top", "Live view of level, signals and per-class rates, with a minute of sparklines");
+      "top",
+      "Live view of level, signals and per-class rates, with a minute of sparklines (q or "
+      "Ctrl-C quits and restores the terminal)");
   cmd->add_option("--interval", args->interval_s, "Seconds between refreshes")
       ->check(CLI::Range(0.1, 60.0))
       ->capture_default_str();
   cmd->add_option("--iterations", args->iterations, "Stop after this many frames (0: until q)");
   cmd->callback([args, &ctx] {
     ctx.run = [args, &ctx] {
-      if (attached_interfaces().empty()) {
-        return fail("no interface is attached (nothing in " EDGESHED_PIN_ROOT ")");
-      }
+      if (auto t = target_interfaces(""); !t) return fail(t.error().message);
       catch_interrupts();
       std::vector<InterfaceReading> previous;
       TopHistory history;
       std::optional<TerminalGuard> terminal;
       if (isatty(STDOUT_FILENO)) terminal.emplace();
-      const auto interval = std::chrono::milliseconds(static_cast<int64_t>(args->interval_s * 1000));
+      const auto interval =
+          std::chrono::milliseconds(static_cast<int64_t>(args->interval_s * 1000));
       for (uint32_t frame = 0; !interrupted(); ++frame) {
         auto status = read_status(ctx, previous);
         if (frame > 0) history.add(status);  // the first frame has no rates yet

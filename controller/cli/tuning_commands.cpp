@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <iostream>
 
+#include "cli/argument_checks.h"
 #include "cli/commands.h"
+#include "cli/interface_targets.h"
 #include "cli/names.h"
 #include "cli/status_model.h"
 #include "common/names.h"
@@ -14,6 +16,7 @@
 #include "config/ip_prefix.h"
 #include "dataplane/attach.h"
 #include "ipc/control_socket.h"
+#include "ipc/reset_target.h"
 #include "ipc/run_dir.h"
 #include "law/types.h"
 
@@ -23,25 +26,15 @@ namespace {
 const std::vector<std::string> kLevels = names::all_names(names::kLevels);
 const std::vector<std::string> kClasses = names::all_names(names::kClasses);
 
-CLI::Validator duration_validator() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        auto d = config::parse_duration(text);
-        if (!d) return "duration '" + text + "': " + d.error().message;
-        if (d->count() <= 0) return "duration must be over 0";
-        return "";
-      },
-      "DURATION");
-}
-
 void add_for_option(CLI::App* cmd, std::string& out) {
   cmd->add_option("--for", out, "Undo the change after this long (e.g. 10m, 1h); default: keep it")
-      ->check(duration_validator());
+      ->check(duration_validator(true));
 }
 
 void add_direct_iface_option(CLI::App* cmd, CliContext& ctx) {
   cmd->add_option("-i,--iface", ctx.direct_iface,
-                  "Without a daemon: change only this interface (default: every attached one)");
+                  "Change only this attached interface (default: every attached one); with a "
+                  "daemon running, only the one interface it manages can be named");
 }
 
 // --for, in seconds; none: until removed.
@@ -68,15 +61,32 @@ int send(const CliContext& ctx, const ipc::Request& request) {
   }
   std::cout << (reply->message.empty() ? "done" : reply->message)
             << " (in force from the daemon's next tick)\n";
+  if (!reply->warning.empty()) std::cerr << "edgeshed: warning: " << reply->warning << "\n";
   return 0;
+}
+
+// A change with --iface goes through the daemon only when the daemon's
+// change means that interface and no other.
+int send_for(const CliContext& ctx, const ipc::Request& request, const std::string& what) {
+  const auto state = read_daemon(ctx.run_dir).state;
+  std::vector<std::string> managed;
+  if (state.contains("interfaces") && state["interfaces"].is_array()) {
+    for (const auto& i : state["interfaces"]) {
+      if (i.is_string()) managed.push_back(i.get<std::string>());
+    }
+  }
+  if (auto s = check_daemon_iface(ctx.direct_iface, managed, what); !s) {
+    return fail(s.error().message);
+  }
+  return send(ctx, request);
 }
 
 // Applies fn to the maps of iface, or of every attached interface.
 int on_interfaces(const std::string& only,
                   const std::function<Status(const std::string&, const Maps&)>& fn) {
-  auto ifaces = only.empty() ? attached_interfaces() : std::vector<std::string>{only};
-  if (ifaces.empty()) return fail("no daemon is running and no interface is attached");
-  for (const auto& iface : ifaces) {
+  auto ifaces = target_interfaces(only);
+  if (!ifaces) return fail("no daemon is running, and " + ifaces.error().message);
+  for (const auto& iface : *ifaces) {
     auto maps = Maps::open_pinned(pin_dir_for(iface));
     if (!maps) return fail(iface + ": " + maps.error().message);
     if (auto s = fn(iface, *maps); !s) return fail(iface + ": " + s.error().message);
@@ -110,7 +120,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send(ctx, ipc::ModeRequest{*law::parse_mode(a->mode), for_seconds(a->for_text)});
+          return send_for(
+              ctx, ipc::ModeRequest{*law::parse_mode(a->mode), for_seconds(a->for_text)}, "a mode");
         }
         if (!a->for_text.empty()) return direct_without_for();
         int rc = on_interfaces(
@@ -141,8 +152,10 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send(ctx, ipc::ActionRequest{static_cast<config::Action>(*parse_action(a->action)),
-                                              for_seconds(a->for_text)});
+          return send_for(ctx,
+                          ipc::ActionRequest{static_cast<config::Action>(*parse_action(a->action)),
+                                             for_seconds(a->for_text)},
+                          "an action");
         }
         if (!a->for_text.empty()) return direct_without_for();
         return on_interfaces(
@@ -193,7 +206,9 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     };
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
-        "override", "Fix one class's admit fraction, in-flight cap or rate over the control law");
+        "override",
+        "Fix one class's admit fraction, in-flight cap or rate over the control law (critical "
+        "keeps its floor)");
     ctx.choose(cmd->add_option("CLASS", a->cls, "critical, normal or background")->required(),
                kClasses);
     auto* f = cmd->add_option("--admit-fraction", a->admit_fraction, "Share admitted, 0.0..1.0")
@@ -230,19 +245,23 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     auto a = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("port", "Protect a port, or stop protecting it");
     cmd->require_subcommand(1);
-    auto* add = cmd->add_subcommand("add", "Protect PORT for TCP, or change its class (new connections to it may be shed)");
+    auto* add = cmd->add_subcommand(
+        "add", "Protect PORT for TCP, or change its class (new connections to it may be shed)");
     add->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
     ctx.choose(
         add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
         kClasses);
-    auto* rm = cmd->add_subcommand("remove", "Stop protecting PORT, for TCP and QUIC (its new connections always pass)");
+    auto* rm = cmd->add_subcommand(
+        "remove", "Stop protecting PORT, for TCP and QUIC (its new connections always pass)");
     rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
     add_direct_iface_option(add, ctx);
     add_direct_iface_option(rm, ctx);
     add->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send(ctx, ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)});
+          return send_for(ctx,
+                          ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)},
+                          "a port");
         }
         return on_interfaces(
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
@@ -266,7 +285,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     rm->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)});
+          return send_for(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)}, "a port");
         }
         return on_interfaces(
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
@@ -287,7 +306,10 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       std::string cidr, cls;
     };
     auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand("prefix", "Give connections from a source prefix another class");
+    auto* cmd = app.add_subcommand(
+        "prefix",
+        "Give connections from a source prefix another class (e.g. health checkers "
+        "critical)");
     cmd->require_subcommand(1);
     auto* add = cmd->add_subcommand("add", "Class connections from CIDR as CLASS");
     add->add_option("CIDR", a->cidr, "e.g. 192.0.2.0/24 or 2001:db8::/32")->required();
@@ -306,7 +328,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
       ctx.run = [a, &ctx, check] {
         if (daemon_running(ctx)) {
-          return send(ctx, ipc::PrefixRequest{*check(), traffic_class(a->cls)});
+          return send_for(ctx, ipc::PrefixRequest{*check(), traffic_class(a->cls)}, "a prefix");
         }
         auto prefix = *check();
         return on_interfaces(
@@ -321,7 +343,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     rm->callback([a, &ctx, check] {
       if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
       ctx.run = [a, &ctx, check] {
-        if (daemon_running(ctx)) return send(ctx, ipc::PrefixRemoveRequest{*check()});
+        if (daemon_running(ctx))
+          return send_for(ctx, ipc::PrefixRemoveRequest{*check()}, "a prefix");
         auto prefix = *check();
         return on_interfaces(
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
@@ -339,7 +362,10 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     auto* cmd = app.add_subcommand(
         "reset",
         "Undo runtime changes: all, mode, action, level, class:CLASS, port:PORT, prefix:CIDR");
-    cmd->add_option("WHAT", *what, "What to give back to the config file")->capture_default_str();
+    ctx.suggest(cmd->add_option("WHAT", *what, "What to give back to the config file")
+                    ->capture_default_str()
+                    ->check(reset_target_validator()),
+                ipc::reset_target_words());
     cmd->callback([what, &ctx] {
       ctx.run = [what, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("reset");

@@ -148,6 +148,9 @@ struct DataplaneConfig {
 struct InterfaceConfig {
   std::string name;
   Hook hook = Hook::kXdp;
+  // "<file>:<line>:<column>: interface[i].name", for the daemon's errors about an
+  // interface it cannot find (the parse cannot know the host's interfaces).
+  std::string where;
 };
 
 struct PortConfig {
@@ -219,5 +222,10 @@ struct Config {
 
 Result<Config> parse_config(std::string_view text, std::string_view source_name);
 Result<Config> load_config(const std::string& path);
+
+// A config parses without an [[interface]] or a [[port]], but a daemon
+// started from it would look healthy and protect nothing: the refusal names
+// the file and what to add (protects.cpp).
+Status check_protects_something(const Config& config, const std::string& path);
 
 }  // namespace edgeshed::config

@@ -31,6 +31,9 @@ constexpr std::string_view kExpected =
 
 Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
   if (text == "0") return std::chrono::nanoseconds(0);
+  // A duration is a length of time: "-1s" is not a number the rest of the
+  // parse would name, so it is refused for what it is.
+  if (text.starts_with('-')) return make_error("negative durations are not allowed");
   std::size_t digits_end = 0;
   bool seen_digit = false;
   bool seen_point = false;

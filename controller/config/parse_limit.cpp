@@ -2,6 +2,7 @@
 #include <string>
 
 #include "config/parse_sections.h"
+#include "config/reference.h"
 
 namespace edgeshed::config::sections {
 
@@ -25,11 +26,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
                  uint32_t& max_connections) {
   // Any algorithm: the operator's hard cap, which no law moves.
   reader.integer("max_connections", max_connections, 1, kMaxConnections);
-  reader.choice("algorithm", limit.algorithm,
-                {{"static", law::LimitAlgorithmKind::kStatic},
-                 {"aimd", law::LimitAlgorithmKind::kAimd},
-                 {"gradient", law::LimitAlgorithmKind::kGradient},
-                 {"capacity", law::LimitAlgorithmKind::kCapacity}});
+  reader.choice("algorithm", limit.algorithm, reference::kLimitAlgorithmNames);
   const unsigned chosen = limit.algorithm == law::LimitAlgorithmKind::kStatic     ? kStaticOnly
                           : limit.algorithm == law::LimitAlgorithmKind::kAimd     ? kAimdOnly
                           : limit.algorithm == law::LimitAlgorithmKind::kCapacity ? kCapacityOnly

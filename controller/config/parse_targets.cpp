@@ -21,6 +21,7 @@ void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfac
                      std::map<std::string, std::string>& seen) {
   InterfaceConfig interface;
   reader.require("name");
+  interface.where = reader.where("name") + ": " + reader.path_of("name");
   if (reader.string("name", interface.name)) {
     const bool bad_char = std::any_of(interface.name.begin(), interface.name.end(), [](char c) {
       return c == '/' || c == ':' || c <= ' ' || c == 0x7f;

@@ -30,9 +30,13 @@ std::string escape_control_chars(std::string_view text) {
   return out;
 }
 
-void ConfigErrors::add(const toml::source_region& where, const std::string& message) {
-  lines_.push_back(source_name_ + ":" + std::to_string(where.begin.line) + ":" +
-                   std::to_string(where.begin.column) + ": " + escape_control_chars(message));
+void ConfigErrors::add(const toml::source_region& region, const std::string& message) {
+  lines_.push_back(where(region) + ": " + escape_control_chars(message));
+}
+
+std::string ConfigErrors::where(const toml::source_region& region) const {
+  return source_name_ + ":" + std::to_string(region.begin.line) + ":" +
+         std::to_string(region.begin.column);
 }
 
 std::string ConfigErrors::joined() const {
@@ -183,8 +187,7 @@ std::optional<int64_t> TableReader::integer_in(std::string_view key, int64_t min
   if (node == nullptr) return std::nullopt;
   const std::string range =
       "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!node->is_integer() || node->as_integer()->get() < min ||
-      node->as_integer()->get() > max) {
+  if (!node->is_integer() || node->as_integer()->get() < min || node->as_integer()->get() > max) {
     invalid(key, range);
     return std::nullopt;
   }
@@ -239,6 +242,11 @@ std::optional<std::size_t> TableReader::choice_index(std::string_view key,
   return std::nullopt;
 }
 
+std::string TableReader::where(std::string_view key) const {
+  const toml::node* node = table_.get(key);
+  return errors_.where(node != nullptr ? node->source() : table_.source());
+}
+
 const toml::table* TableReader::table(std::string_view key) {
   const toml::node* node = get(key);
   if (node == nullptr) return nullptr;
@@ -262,7 +270,8 @@ const toml::array* TableReader::array_of_tables(std::string_view key) {
 void TableReader::reject_unknown_keys() {
   for (const auto& [key, node] : table_) {
     if (known_.contains(key.str())) continue;
-    std::string message = "unknown key \"" + path_of(key.str()) + "\"";
+    std::string message =
+        (path_.empty() ? "unknown section \"" : "unknown key \"") + path_of(key.str()) + "\"";
     const std::string* closest = nullptr;
     std::size_t closest_distance = 3;  // suggest only near misses
     for (const std::string& candidate : known_) {
@@ -273,6 +282,14 @@ void TableReader::reject_unknown_keys() {
       }
     }
     if (closest != nullptr) message += "; did you mean \"" + path_of(*closest) + "\"?";
+    // At the top, every key is a section: name them all, since a section
+    // misremembered is seldom a near miss ("[limits]" for "[limit]" is,
+    // "[shedding]" for "[policy]" is not).
+    if (path_.empty()) {
+      std::string sections;
+      for (const std::string& known : known_) sections += (sections.empty() ? "" : ", ") + known;
+      message += " (the sections are " + sections + ")";
+    }
     errors_.add(key.source(), message);
   }
 }

@@ -24,10 +24,12 @@ class ConfigErrors {
  public:
   explicit ConfigErrors(std::string_view source_name) : source_name_(source_name) {}
 
-  void add(const toml::source_region& where, const std::string& message);
+  void add(const toml::source_region& region, const std::string& message);
   bool empty() const { return lines_.empty(); }
   // All errors, one per line, in the order found.
   std::string joined() const;
+  // "<source>:<line>:<column>" of a place in the file.
+  std::string where(const toml::source_region& region) const;
 
  private:
   std::string source_name_;
@@ -113,6 +115,8 @@ class TableReader {
   void reject_unknown_keys();
 
   std::string path_of(std::string_view key) const;
+  // "<source>:<line>:<column>" of the key's value, or of the table when absent.
+  std::string where(std::string_view key) const;
   const std::string& path() const { return path_; }
   const toml::table& source_table() const { return table_; }
   ConfigErrors& errors() { return errors_; }

@@ -11,6 +11,7 @@
 
 #include "daemon/priority.h"
 #include "daemon/reload.h"
+#include "daemon/start_checks.h"
 #include "daemon/state_file.h"
 #include "dataplane/attach.h"
 #include "ipc/run_dir.h"
@@ -49,24 +50,36 @@ Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunD
       law_(std::make_unique<law::LevelControlLaw>(config_.law_config(), clock_)),
       publisher_(config_, config_path_, clock_, changes_, notifier_),
       tick_(dataplane_, {clock_, wall_}, *law_, changes_, publisher_, TickSettings::from(config_)) {
+  changes_.set_critical_floor(config_.critical_floor);
 }
 
 Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
-                                              const std::string& fallback_run_dir) {
+                                              const RunDirChoice& run_dir_choice) {
   const sigset_t mask = control_signals();
   pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   auto cfg = config::load_config(config_path);
   if (!cfg) {
     // Without a config there is no run directory of its own: the failure
-    // goes where `edgeshed status` looks by default.
-    if (make_run_dir(fallback_run_dir)) (void)record_start(fallback_run_dir, cfg.error().message);
+    // goes where `edgeshed status` looks, the one named or the default.
+    const std::string& dir = run_dir_choice.path;
+    if (make_run_dir(dir)) (void)record_start(dir, cfg.error().message);
     return cfg.error();
+  }
+  // The operator's --run-dir wins over the file: nothing is written elsewhere.
+  if (run_dir_choice.from_command_line) cfg->daemon.run_dir = run_dir_choice.path;
+  // Refused like a config that does not parse: before the lock and the
+  // kernel, recorded for `edgeshed status`.
+  if (auto s = check_config_can_start(*cfg, config_path); !s) {
+    const std::string& dir = cfg->daemon.run_dir;
+    if (make_run_dir(dir)) (void)record_start(dir, s.error().message);
+    return s.error();
   }
   // A second daemon refused by the lock is not a start of this run directory.
   auto run_dir = RunDir::lock(cfg->daemon.run_dir);
   if (!run_dir) return run_dir.error();
   run_dir->record_start();
   auto d = std::make_unique<Daemon>(Key{}, config_path, std::move(*cfg), std::move(*run_dir));
+  d->run_dir_from_command_line_ = run_dir_choice.from_command_line;
   if (auto s = d->start_locked(); !s) {
     d->run_dir_.record_start_failure(s.error().message);
     return s.error();
@@ -75,7 +88,6 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
 }
 
 Status Daemon::start_locked() {
-  if (config_.interfaces.empty()) return make_error(config_path_ + ": no [[interface]] configured");
   spdlog::set_level(spdlog::level::from_str(config_.daemon.log_level));
   // Before any thread starts: threads inherit the nice value of their creator.
   if (auto nice = raise_priority(config_.daemon.nice); !nice) {
@@ -136,6 +148,11 @@ void Daemon::reload() {
     refuse_reload(cfg.error().message);
     return;
   }
+  if (run_dir_from_command_line_) cfg->daemon.run_dir = config_.daemon.run_dir;
+  if (auto s = check_config_can_start(*cfg, config_path_); !s) {
+    refuse_reload(s.error().message);
+    return;
+  }
   ReloadPlan plan = plan_reload(std::move(*cfg), config_);
   for (const auto& deferred : plan.deferred) spdlog::warn("reload: {}", deferred);
   // Build everything that can fail before changing anything.
@@ -151,6 +168,7 @@ void Daemon::reload() {
   }
   tick_.replace_signals(std::move(*signals), TickSettings::from(plan.config));
   law_->reconfigure(plan.config.law_config());
+  changes_.set_critical_floor(plan.config.critical_floor);
   spdlog::set_level(spdlog::level::from_str(plan.config.daemon.log_level));
   config_ = std::move(plan.config);
   publisher_.count_reload(true);

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "daemon/attached_dataplane.h"
-#include "common/fd.h"
 #include "daemon/operator_changes.h"
 #include "daemon/publisher.h"
 #include "daemon/run_dir.h"
@@ -26,6 +26,14 @@
 
 namespace edgeshed::daemon {
 
+// Where `edgeshed run` was told to keep its run directory: from the command
+// line (or EDGESHED_RUN_DIR), which wins over the config's daemon.run_dir;
+// otherwise the default, used only while the config cannot say.
+struct RunDirChoice {
+  std::string path;
+  bool from_command_line = false;
+};
+
 class Daemon {
   // Only start() makes a daemon: it must not move (callbacks hold `this`).
   struct Key {
@@ -33,10 +41,10 @@ class Daemon {
   };
 
  public:
-  // A start that fails is recorded in the run directory (the config's, or
-  // fallback_run_dir when the config cannot be read) for `edgeshed status`.
+  // A start that fails is recorded in the run directory (the one chosen,
+  // else the config's) for `edgeshed status`.
   static Result<std::unique_ptr<Daemon>> start(const std::string& config_path,
-                                               const std::string& fallback_run_dir);
+                                               const RunDirChoice& run_dir_choice);
 
   Daemon(Key key, std::string config_path, config::Config config, RunDir run_dir);
   Daemon(const Daemon&) = delete;
@@ -59,6 +67,8 @@ class Daemon {
   std::string config_path_;
   config::Config config_;
   RunDir run_dir_;
+  // A reload keeps the command line's run directory, as the start did.
+  bool run_dir_from_command_line_ = false;
   std::vector<Fd> interface_locks_;
   SteadyClock clock_;
   SystemWallClock wall_;

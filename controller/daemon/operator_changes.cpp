@@ -1,5 +1,6 @@
 #include "daemon/operator_changes.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -56,6 +57,25 @@ void OperatorChanges::save() const {
   }
 }
 
+namespace {
+
+// What of a critical override the floor raises, or nothing.
+std::string floor_warning(const ipc::OverrideRequest& o, const law::CriticalFloor& floor) {
+  if (o.traffic_class != law::TrafficClass::kCritical) return "";
+  std::string raised;
+  if (o.admit_fraction && *o.admit_fraction < floor.fraction) {
+    raised += fmt::format("admit fraction {} is raised to {} (critical.floor_fraction)",
+                          *o.admit_fraction, floor.fraction);
+  }
+  if (o.inflight_cap && *o.inflight_cap < floor.inflight) {
+    raised += fmt::format("{}cap {} is raised to {} (critical.floor_inflight)",
+                          raised.empty() ? "" : "; ", *o.inflight_cap, floor.inflight);
+  }
+  return raised.empty() ? "" : "critical keeps its floor: " + raised;
+}
+
+}  // namespace
+
 nlohmann::json OperatorChanges::handle(const nlohmann::json& request) {
   auto parsed = ipc::parse_request(request);
   if (parsed && std::holds_alternative<ipc::PingRequest>(*parsed)) {
@@ -72,7 +92,12 @@ nlohmann::json OperatorChanges::handle(const nlohmann::json& request) {
   apply();
   // In force from the next tick: an extra tick here would count towards the
   // law's dwell times.
-  return ipc::to_json(ipc::Reply::success(*changed));
+  std::string warning;
+  if (const auto* o = std::get_if<ipc::OverrideRequest>(&*parsed); o && floor_) {
+    warning = floor_warning(*o, *floor_);
+    if (!warning.empty()) spdlog::warn("operator: {}", warning);
+  }
+  return ipc::to_json(ipc::Reply::success(*changed, warning));
 }
 
 void OperatorChanges::expire(WallTime now) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -12,6 +13,7 @@
 #include "config/config.h"
 #include "daemon/runtime_changes.h"
 #include "daemon/wall_clock.h"
+#include "law/policy.h"
 
 namespace edgeshed::daemon {
 
@@ -32,6 +34,10 @@ class OperatorChanges {
   // Hands the current changes to the apply callback.
   void apply() const { apply_(changes_); }
 
+  // The config's critical floor, which the law raises critical's overrides
+  // to: a reply says so instead of leaving the operator to find out.
+  void set_critical_floor(const law::CriticalFloor& floor) { floor_ = floor; }
+
   const RuntimeChanges& changes() const { return changes_; }
   config::Config applied_to(config::Config cfg) const {
     return changes_.applied_to(std::move(cfg));
@@ -44,6 +50,7 @@ class OperatorChanges {
   const WallClock& wall_;
   Apply apply_;
   RuntimeChanges changes_;
+  std::optional<law::CriticalFloor> floor_;
 };
 
 }  // namespace edgeshed::daemon

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/names.h"
+#include "ipc/reset_target.h"
 
 namespace edgeshed::daemon {
 namespace {
@@ -122,6 +123,7 @@ Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime 
 }
 
 Result<std::string> RuntimeChanges::reset(const std::string& what) {
+  if (auto s = ipc::check_reset_target(what); !s) return s.error();
   auto cleared = [](bool had, const std::string& text) -> Result<std::string> {
     if (!had) return make_error("no runtime " + text + " to reset");
     return text + " back to the config";
@@ -137,29 +139,20 @@ Result<std::string> RuntimeChanges::reset(const std::string& what) {
     return cleared(std::exchange(level_, std::nullopt).has_value(), "level pin");
   }
   if (what.starts_with("class:")) {
-    auto cls = law::parse_traffic_class(what.substr(6));
-    if (!cls) return cls.error();
-    auto& o = classes_[law::index_of(*cls)];
+    const auto cls = law::parse_traffic_class(what.substr(6)).value();  // checked above
+    auto& o = classes_[law::index_of(cls)];
     return cleared(std::exchange(o, std::nullopt).has_value(),
                    "override of class " + what.substr(6));
   }
   if (what.starts_with("port:")) {
-    uint32_t port = 0;
-    try {
-      port = static_cast<uint32_t>(std::stoul(what.substr(5)));
-    } catch (const std::exception&) {
-      return make_error("port must be in 1..65535");
-    }
+    const auto port = static_cast<uint32_t>(std::stoul(what.substr(5)));  // checked above
     return cleared(ports_.erase(static_cast<uint16_t>(port)) > 0, "port " + what.substr(5));
   }
   if (what.starts_with("prefix:")) {
-    auto prefix = config::parse_ip_prefix(what.substr(7));
-    if (!prefix) return make_error("prefix '" + what.substr(7) + "': " + prefix.error().message);
-    auto key = config::to_string(*prefix);
+    const auto key = config::to_string(config::parse_ip_prefix(what.substr(7)).value());
     return cleared(prefixes_.erase(key) > 0, "prefix " + key);
   }
-  return make_error("cannot reset '" + what +
-                    "': give all, mode, action, level, class:CLASS, port:PORT or prefix:CIDR");
+  return make_error("cannot reset '" + what + "'");  // unreachable: checked above
 }
 
 std::vector<std::string> RuntimeChanges::expire(WallTime now) {
@@ -223,7 +216,8 @@ config::Config RuntimeChanges::applied_to(config::Config cfg) const {
   }
   for (const auto& [cidr, cls] : prefixes_) {
     auto prefix = config::parse_ip_prefix(cidr).value();  // canonical when stored
-    std::erase_if(cfg.prefixes, [&](const config::PrefixConfig& pc) { return pc.prefix == prefix; });
+    std::erase_if(cfg.prefixes,
+                  [&](const config::PrefixConfig& pc) { return pc.prefix == prefix; });
     if (cls) cfg.prefixes.push_back({prefix, *cls});
   }
   return cfg;
@@ -231,7 +225,8 @@ config::Config RuntimeChanges::applied_to(config::Config cfg) const {
 
 bool RuntimeChanges::empty() const {
   return !mode_ && !action_ && !level_ && ports_.empty() && prefixes_.empty() &&
-         std::none_of(classes_.begin(), classes_.end(), [](const auto& o) { return o.has_value(); });
+         std::none_of(classes_.begin(), classes_.end(),
+                      [](const auto& o) { return o.has_value(); });
 }
 
 ipc::ActiveChanges RuntimeChanges::describe(WallTime now) const {

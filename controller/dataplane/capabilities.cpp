@@ -43,7 +43,9 @@ Status check_capabilities(uint64_t effective) {
                     "(the systemd unit's AmbientCapabilities=)");
 }
 
-Status require_capabilities() {
+namespace {
+
+Result<uint64_t> effective_capabilities() {
   __user_cap_header_struct header{};
   header.version = _LINUX_CAPABILITY_VERSION_3;
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
@@ -51,7 +53,20 @@ Status require_capabilities() {
   if (syscall(SYS_capget, &header, data) != 0) {
     return make_error("cannot read this process's capabilities: " + errno_text(errno));
   }
-  return check_capabilities(uint64_t{data[0].effective} | (uint64_t{data[1].effective} << 32));
+  return uint64_t{data[0].effective} | (uint64_t{data[1].effective} << 32);
+}
+
+}  // namespace
+
+Status require_capabilities() {
+  auto effective = effective_capabilities();
+  if (!effective) return effective.error();
+  return check_capabilities(*effective);
+}
+
+bool may_use_bpf() {
+  auto effective = effective_capabilities();
+  return effective && (has(*effective, kCapBpf) || has(*effective, kCapSysAdmin));
 }
 
 }  // namespace edgeshed

@@ -17,4 +17,8 @@ Status check_capabilities(uint64_t effective);
 // check_capabilities on this process's effective set.
 Status require_capabilities();
 
+// Whether this process may call bpf(2) on a pin: CAP_BPF (or CAP_SYS_ADMIN)
+// in its effective set; what reading the data plane needs.
+bool may_use_bpf();
+
 }  // namespace edgeshed

@@ -245,6 +245,7 @@ json to_json(const Reply& reply) {
   json j = {{"ok", true}};
   if (!reply.message.empty()) j["message"] = reply.message;
   if (reply.pid) j["pid"] = *reply.pid;
+  if (!reply.warning.empty()) j["warning"] = reply.warning;
   return j;
 }
 
@@ -263,6 +264,12 @@ Result<Reply> parse_reply(const json& j) {
                         "\" is not a string");
     }
     r.message = it->get<std::string>();
+  }
+  if (auto it = j.find("warning"); it != j.end()) {
+    if (!it->is_string()) {
+      return make_error("malformed reply from the daemon: \"warning\" is not a string");
+    }
+    r.warning = it->get<std::string>();
   }
   if (auto it = j.find("pid"); it != j.end()) {
     if (!it->is_number_integer()) {

@@ -120,15 +120,20 @@ struct Reply {
   bool ok = false;
   std::string message;
   std::optional<int> pid;
+  // Done, but not all as asked (e.g. raised to the critical floor): the
+  // client shows it as a warning.
+  std::string warning;
 
-  static Reply success(std::string message) { return {true, std::move(message), std::nullopt}; }
-  static Reply failure(std::string why) { return {false, std::move(why), std::nullopt}; }
-  static Reply pong(int pid) { return {true, {}, pid}; }
+  static Reply success(std::string message, std::string warning = {}) {
+    return {true, std::move(message), std::nullopt, std::move(warning)};
+  }
+  static Reply failure(std::string why) { return {false, std::move(why), std::nullopt, {}}; }
+  static Reply pong(int pid) { return {true, {}, pid, {}}; }
   bool operator==(const Reply&) const = default;
 };
 
-// {"ok": true, "message": ...}, {"ok": true, "pid": ...} or
-// {"ok": false, "error": ...}.
+// {"ok": true, "message": ..., "warning": ...}, {"ok": true, "pid": ...} or
+// {"ok": false, "error": ...}; "warning" only when there is one.
 nlohmann::json to_json(const Reply& reply);
 Result<Reply> parse_reply(const nlohmann::json& j);
 

@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
     std::cerr << cfg.error().message << "\n";
     return 1;
   }
-  if (cfg->interfaces.empty()) {
-    std::cerr << path << ": no [[interface]] configured\n";
+  // What the host decides (does the interface exist?) is not checked here.
+  if (auto s = edgeshed::config::check_protects_something(*cfg, path); !s) {
+    std::cerr << s.error().message << "\n";
     return 1;
   }
   // Building the sources checks their keys; nothing is sampled, so the

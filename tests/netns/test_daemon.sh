@@ -58,7 +58,8 @@ status() { "$EDGESHED" --run-dir "$work/run" status --iface "$SRV_IF" --json; }
 level_is() { [ "$(status | jq .level)" = "$1" ]; }
 
 # A start that fails after attaching leaves no filter, qdisc or pin of its
-# own: here the metrics port is taken, then a second interface is missing.
+# own: here the metrics port is taken. A second interface that is missing
+# is refused before anything is attached.
 sed 's|^hook = "xdp-generic"|hook = "tc"|' "$cfg" >"$work/tc.toml"
 missing=es-none$LAB_ID
 { cat "$work/tc.toml"; printf '\n[[interface]]\nname = "%s"\nhook = "tc"\n' "$missing"; } >"$work/two.toml"
@@ -79,7 +80,10 @@ kill "$holder"
 wait "$holder" 2>/dev/null || true
 in_srv "$EDGESHED" run --config "$work/two.toml" >"$work/log.two" 2>&1 &&
 	fail "the daemon started with a missing interface"
-grep -q "attached to $SRV_IF" "$work/log.two" || fail "no attach before the failure: $(cat "$work/log.two")"
+# Refused before anything is attached, naming the file and line of the name.
+grep -q "attached to" "$work/log.two" && fail "attached before refusing a missing interface: $(cat "$work/log.two")"
+grep -q "two.toml:[0-9]*:[0-9]*: interface\[1\].name = \"$missing\": no such interface" "$work/log.two" ||
+	fail "the refusal does not name the file and line: $(cat "$work/log.two")"
 nothing_left "a start refused by a missing second interface"
 pass "second interface missing: $(grep -m1 "$missing" "$work/log.two" | cut -c1-120); nothing left"
 

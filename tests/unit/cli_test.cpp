@@ -50,6 +50,40 @@ std::vector<std::vector<std::string>> all_command_paths() {
   return out;
 }
 
+// What a shell command prints; it must exit 0.
+std::string bash_output(const std::string& command) {
+  // NOLINTNEXTLINE(cert-env33-c): running the completion script in bash is the test
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return "popen failed";
+  char buf[256];
+  std::string got;
+  while (fgets(buf, sizeof(buf), p)) got += buf;
+  EXPECT_EQ(pclose(p), 0) << command;
+  return got;
+}
+
+// What the completion script offers for each command line typed so far
+// (the last word is the one completed), one line each, in a folder that
+// holds the script and a file edge.toml.
+std::string completions(const std::vector<std::string>& typed) {
+  auto o = run({"completion", "bash"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("edgeshed-completion-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "script.bash") << o.out;
+  std::ofstream(dir / "edge.toml") << "";
+  std::string probe = "cd " + dir.string() +
+                      " && bash -c 'source script.bash; c() { COMP_WORDS=(\"$@\"); "
+                      "COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _edgeshed; "
+                      "echo \"${COMPREPLY[*]}\"; }";
+  for (const auto& t : typed) probe += "; c " + t;
+  probe += "'";
+  std::string got = bash_output(probe);
+  std::filesystem::remove_all(dir);
+  return got;
+}
+
 // Found by the cli_args fuzzer: an argument with a newline made the
 // message two lines; an escape sequence could have driven the terminal.
 TEST(Cli, ControlCharactersOfAnArgumentAreEscapedInTheError) {
@@ -79,10 +113,69 @@ TEST(Cli, HelpOnEverySubcommand) {
   }
 }
 
+// --run-dir may come anywhere, and every command's help shows it.
+TEST(Cli, RunDirIsInEveryHelpAndAcceptedAfterTheSubcommand) {
+  for (auto path : all_command_paths()) {
+    path.emplace_back("--help");
+    EXPECT_NE(run(path).out.find("--run-dir"), std::string::npos) << testing::PrintToString(path);
+  }
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("edgeshed-rd-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"--run-dir", dir.string(), "pin", "high"},
+                                             {"pin", "high", "--run-dir", dir.string()},
+                                             {"pin", "--run-dir", dir.string(), "high"}}) {
+    auto o = run(args);
+    EXPECT_EQ(o.code, 1) << testing::PrintToString(args) << o.err;
+    EXPECT_NE(o.err.find("needs the daemon"), std::string::npos) << o.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The daemon's runner is told the run directory and that it was named.
+TEST(Cli, RunHandsTheNamedRunDirectoryToTheDaemon) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"run", "--config", "e.toml", "--run-dir", "/tmp/named"},
+           {"--run-dir", "/tmp/named", "run", "--config", "e.toml"}}) {
+    std::string got_dir;
+    bool got_given = false;
+    std::vector<const char*> argv = {"edgeshed"};
+    for (const auto& a : args) argv.push_back(a.c_str());
+    int code = run_cli(static_cast<int>(argv.size()), argv.data(),
+                       [&](const std::string&, const std::string& dir, bool given) {
+                         got_dir = dir;
+                         got_given = given;
+                         return 0;
+                       });
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(got_dir, "/tmp/named");
+    EXPECT_TRUE(got_given);
+  }
+}
+
+TEST(Cli, VersionNamesTheAbiLibbpfAndKernel) {
+  auto o = run({"--version"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("edgeshed ", 0), 0u) << o.out;
+  for (const char* word : {"data plane ABI ", "libbpf ", "kernel "}) {
+    EXPECT_NE(o.out.find(word), std::string::npos) << word << " in " << o.out;
+  }
+}
+
 TEST(Cli, UsageErrorsExit2WithOneLineNamingTheHelp) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "A subcommand is required"},
-      {{"launch"}, "subcommand is required"},
+      {{"launch"}, "unknown command 'launch'"},
+      {{"stauts"}, "did you mean 'status'?"},
+      {{"port", "ad", "80"}, "did you mean 'add'?"},
+      {{"reset", "port:70000"}, "1..65535"},
+      {{"reset", "bogus"}, "cannot reset 'bogus'"},
+      {{"events", "-n", "-1"}, "-1"},
+      {{"attach", "-i", "eth0", "--port", "0"}, "port '0'"},
+      {{"attach", "-i", "es-no-such0"}, "give --port"},
+      {{"policy", "-i", "eth0", "--class", "normal", "--burst", "10"}, "--burst requires --rate"},
+      {{"run", "--config", "x.toml", "--run-dir"}, "--run-dir"},
       {{"mode", "panic"}, "panic not in {off,observe,enforce}"},
       {{"mode"}, "MODE is required"},
       {{"action", "tarpit"}, "tarpit"},
@@ -110,28 +203,33 @@ TEST(Cli, UsageErrorsExit2WithOneLineNamingTheHelp) {
     auto o = run(args);
     EXPECT_EQ(o.code, 2) << testing::PrintToString(args) << ": " << o.err;
     EXPECT_EQ(o.err.rfind("edgeshed: ", 0), 0u) << o.err;
-    EXPECT_NE(o.err.find(words), std::string::npos) << testing::PrintToString(args) << ": " << o.err;
+    EXPECT_NE(o.err.find(words), std::string::npos)
+        << testing::PrintToString(args) << ": " << o.err;
     EXPECT_NE(o.err.find("--help`)"), std::string::npos) << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not one line: " << o.err;
   }
 }
 
 TEST(Cli, RuntimeErrorsExit1WithOneLine) {
-  const auto dir = std::filesystem::temp_directory_path() / ("edgeshed-cli-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("edgeshed-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--run-dir", dir.string(), "pin", "high"}, "needs the daemon, and none is running"},
       {{"--run-dir", dir.string(), "unpin"}, "needs the daemon"},
       {{"--run-dir", dir.string(), "override", "normal", "--cap", "5"}, "needs the daemon"},
       {{"--run-dir", dir.string(), "reset"}, "needs the daemon"},
-      {{"status", "--iface", "es-no-such0"}, "cannot open pinned map"},
-      {{"events", "--iface", "es-no-such0", "--count", "1"}, "es_events"},
+      {{"status", "--iface", "es-no-such0"}, "nothing is attached on es-no-such0"},
+      {{"events", "--iface", "es-no-such0", "--count", "1"}, "nothing is attached on es-no-such0"},
+      {{"mode", "enforce", "--iface", "es-no-such0", "--run-dir", dir.string()},
+       "nothing is attached on es-no-such0"},
   };
   for (const auto& [args, words] : cases) {
     auto o = run(args);
     EXPECT_EQ(o.code, 1) << testing::PrintToString(args) << ": " << o.err;
     EXPECT_EQ(o.err.rfind("edgeshed: ", 0), 0u) << o.err;
-    EXPECT_NE(o.err.find(words), std::string::npos) << testing::PrintToString(args) << ": " << o.err;
+    EXPECT_NE(o.err.find(words), std::string::npos)
+        << testing::PrintToString(args) << ": " << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not one line: " << o.err;
   }
   std::filesystem::remove_all(dir);
@@ -150,23 +248,16 @@ TEST(Cli, CompletionScriptCoversEveryCommandAndIsValidBash) {
   EXPECT_NE(o.out.find("off observe enforce"), std::string::npos);
 
   // Sourced by bash, it completes a subcommand and a choice.
-  const auto script = std::filesystem::temp_directory_path() /
-                      ("edgeshed-completion-" + std::to_string(getpid()) + ".bash");
-  std::ofstream(script) << o.out;
-  const std::string probe = "bash -c 'source " + script.string() +
-                            " && COMP_WORDS=(edgeshed mo) COMP_CWORD=1 && _edgeshed && echo "
-                            "\"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed mode en) COMP_CWORD=2 && "
-                            "_edgeshed && echo \"${COMPREPLY[*]}\" && COMP_WORDS=(edgeshed port add "
-                            "80 --class b) COMP_CWORD=5 && _edgeshed && echo \"${COMPREPLY[*]}\"'";
-  // NOLINTNEXTLINE(cert-env33-c): running the completion script in bash is the test
-  FILE* p = popen(probe.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[256];
-  std::string got;
-  while (fgets(buf, sizeof(buf), p)) got += buf;
-  EXPECT_EQ(pclose(p), 0);
-  std::filesystem::remove(script);
-  EXPECT_EQ(got, "mode\nenforce\nbackground\n");
+  EXPECT_EQ(completions({"edgeshed mo", "edgeshed mode en", "edgeshed port add 80 --class b"}),
+            "mode\nenforce\nbackground\n");
+}
+
+// Every positional and every option's value: reset's targets, file names
+// after run --config, and nothing (no options) where a number goes.
+TEST(Cli, CompletionOffersResetTargetsFilesAndNothingForNumbers) {
+  EXPECT_EQ(completions({"edgeshed reset cl", "edgeshed run --config ed", "edgeshed events -n \"\"",
+                         "edgeshed override critical --cap \"\""}),
+            "class:critical class:normal class:background\nedge.toml\n\n\n");
 }
 
 }  // namespace

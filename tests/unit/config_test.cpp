@@ -325,7 +325,23 @@ TEST(ConfigErrorTest, UnknownSectionSuggestsTheClosest) {
 [levls]
 enter_after = 2
 )"),
-            "edgeshed.toml:1:2: unknown key \"levls\"; did you mean \"levels\"?");
+            "edgeshed.toml:1:2: unknown section \"levls\"; did you mean \"levels\"? (the "
+            "sections are agent, critical, daemon, dataplane, interface, levels, limit, metrics, "
+            "policy, port, prefix, signal)");
+}
+
+// A section nowhere near a real one: the list says what there is.
+TEST(ConfigErrorTest, UnknownSectionListsTheSections) {
+  EXPECT_THAT(error_of("[shedding]\nx = 1\n"),
+              HasSubstr("unknown section \"shedding\" (the sections are agent, critical, daemon"));
+}
+
+// Each interface carries where its name is, for the daemon's error about
+// an interface this host does not have.
+TEST(ConfigTest, AnInterfaceKnowsWhereItsNameIs) {
+  auto cfg = parse_config("[[port]]\nport = 80\n[[interface]]\nname = \"eth9\"\n", "edgeshed.toml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->interfaces.at(0).where, "edgeshed.toml:4:8: interface[0].name");
 }
 
 TEST(ConfigErrorTest, UnknownKeySuggestsTheClosest) {
@@ -922,6 +938,7 @@ TEST(DurationTest, RejectsMalformed) {
     EXPECT_FALSE(parse_duration(text).ok()) << text;
   }
   EXPECT_EQ(parse_duration("0.0005us").error().message, "finer than one nanosecond");
+  EXPECT_EQ(parse_duration("-1s").error().message, "negative durations are not allowed");
   EXPECT_EQ(parse_duration("0.5us").value(), std::chrono::nanoseconds(500));
 }
 

@@ -133,6 +133,7 @@ TEST(IpcRequests, WhatIsNotTheProtocolIsRefusedWithAReason) {
 
 TEST(IpcReplies, EveryReplySurvivesItsJson) {
   for (const auto& reply : {Reply::success("mode off until removed"),
+                            Reply::success("class critical overridden", "raised to the floor"),
                             Reply::failure("no runtime mode to reset"), Reply::pong(4242)}) {
     const json j = to_json(reply);
     auto back = parse_reply(json::parse(j.dump()));

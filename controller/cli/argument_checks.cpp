@@ -1,0 +1,58 @@
+#include "cli/argument_checks.h"
+
+#include <charconv>
+
+#include "cli/names.h"
+#include "config/duration.h"
+#include "ipc/reset_target.h"
+
+namespace edgeshed {
+
+Result<PortClass> parse_port_spec(const std::string& spec, uint8_t protocols) {
+  auto colon = spec.find(':');
+  std::string port_text = spec.substr(0, colon);
+  uint32_t port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
+      port > 65535) {
+    return make_error("port '" + spec + "': expected 1..65535, optionally :CLASS");
+  }
+  uint32_t class_id = EDGESHED_CLASS_NORMAL;
+  if (colon != std::string::npos) {
+    auto c = parse_class(spec.substr(colon + 1));
+    if (!c) return make_error("port '" + spec + "': class must be critical, normal or background");
+    class_id = *c;
+  }
+  return PortClass{static_cast<uint16_t>(port), class_id, protocols};
+}
+
+CLI::Validator port_spec_validator() {
+  return CLI::Validator(
+      [](const std::string& spec) -> std::string {
+        auto p = parse_port_spec(spec, EDGESHED_PORT_TCP);
+        return p ? "" : p.error().message;
+      },
+      "PORT[:CLASS]");
+}
+
+CLI::Validator duration_validator(bool positive) {
+  return CLI::Validator(
+      [positive](const std::string& text) -> std::string {
+        auto d = config::parse_duration(text);
+        if (!d) return "duration '" + text + "': " + d.error().message;
+        if (positive && d->count() <= 0) return "duration must be over 0";
+        return "";
+      },
+      "DURATION");
+}
+
+CLI::Validator reset_target_validator() {
+  return CLI::Validator(
+      [](const std::string& what) -> std::string {
+        auto s = ipc::check_reset_target(what);
+        return s ? "" : s.error().message;
+      },
+      "WHAT");
+}
+
+}  // namespace edgeshed

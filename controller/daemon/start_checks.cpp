@@ -1,0 +1,36 @@
+#include "daemon/start_checks.h"
+
+#include <net/if.h>
+
+#include <memory>
+
+namespace edgeshed::daemon {
+namespace {
+
+// "lo, eth0": the interfaces of this network namespace, for the error about
+// one that is not among them.
+std::string interfaces_here() {
+  std::unique_ptr<struct if_nameindex, decltype(&if_freenameindex)> all(if_nameindex(),
+                                                                        &if_freenameindex);
+  std::string out;
+  for (const struct if_nameindex* i = all.get(); i != nullptr && i->if_index != 0; ++i) {
+    out += (out.empty() ? "" : ", ") + std::string(i->if_name);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Status check_config_can_start(const config::Config& config, const std::string& config_path) {
+  if (auto s = config::check_protects_something(config, config_path); !s) return s;
+  for (const auto& iface : config.interfaces) {
+    if (if_nametoindex(iface.name.c_str()) == 0) {
+      return make_error(
+          iface.where + " = \"" + iface.name +
+          "\": no such interface in this network namespace (it has: " + interfaces_here() + ")");
+    }
+  }
+  return {};
+}
+
+}  // namespace edgeshed::daemon

@@ -90,6 +90,9 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
                         *sample.latency_seconds > 0.0 &&
                         (!sample.completions || rate.has_value());
   std::optional<Reading> lowest;
+  // Two ticks of evidence are two ticks in a row: one without a reading
+  // between them breaks the row.
+  if (!measured) queue_ticks_ = 0;
   if (measured) {
     const double latency = *sample.latency_seconds;
     const auto memory = std::max<std::chrono::nanoseconds>(

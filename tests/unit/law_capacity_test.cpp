@@ -214,6 +214,16 @@ TEST(CapacityOpenStartTest, AnOverloadAfterAQuietSpellIsProvenAsFast) {
   EXPECT_LE(limit.limit(), 30u);
 }
 
+TEST(CapacityOpenStartTest, EvidenceMustComeOnTicksInARow) {
+  CapacityLimit limit{CapacityLimitConfig{}};
+  Samples samples;
+  limit.update(samples.next(0.055, 46, 0, 50));
+  limit.update(samples.next(0.118, 136, 0, 50));  // one tick of evidence
+  for (int i = 0; i < 3; ++i) limit.update(samples.next(std::nullopt, 136, 0, 0));
+  limit.update(samples.next(0.120, 140, 0, 50));  // another, not in a row
+  EXPECT_TRUE(limit.open());
+}
+
 TEST(CapacityOpenStartTest, SheddingAtMaxEndsIt) {
   CapacityLimitConfig config;
   config.max = 200;

@@ -184,13 +184,13 @@ void daemon_lines(const Json& json, const Json& health, std::vector<std::string>
   const int64_t since = realtime_ms() - json.value("state_age_ms", int64_t{0}) - held_ms;
   std::string drivers;
   for (const auto& n : d.drivers) drivers += (drivers.empty() ? "" : ",") + n;
-  out.push_back(
-      fmt::format("  level {}{} since {} ({} s), pressure {} driven by {}; mode {}; "
-                  "adaptive limit {}",
-                  d.level, d.level_pinned ? " (pinned)" : "", clock_time(since), held_ms / 1000,
-                  num(d.pressure), drivers.empty() ? "none" : drivers, d.mode,
-                  d.adaptive_limit_open ? fmt::format("{} (open: no queue seen yet)", d.adaptive_limit)
-                                        : std::to_string(d.adaptive_limit)));
+  out.push_back(fmt::format(
+      "  level {}{} since {} ({} s), pressure {} driven by {}; mode {}; "
+      "adaptive limit {}",
+      d.level, d.level_pinned ? " (pinned)" : "", clock_time(since), held_ms / 1000,
+      num(d.pressure), drivers.empty() ? "none" : drivers, d.mode,
+      d.adaptive_limit_open ? fmt::format("{} (open: no queue seen yet)", d.adaptive_limit)
+                            : std::to_string(d.adaptive_limit)));
   if (d.fail_open) {
     out.emplace_back(
         "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");

@@ -87,8 +87,7 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
   bool queue = sample.sheds > 0 && inflight >= config_.max;
   const std::optional<double> rate = unproven_rate(sample);
   const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&
-                        *sample.latency_seconds > 0.0 &&
-                        (!sample.completions || rate.has_value());
+                        *sample.latency_seconds > 0.0 && (!sample.completions || rate.has_value());
   std::optional<Reading> lowest;
   // Two ticks of evidence are two ticks in a row: one without a reading
   // between them breaks the row.
@@ -101,9 +100,9 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
     while (!readings_.empty() && sample.now - readings_.front().at > memory) {
       readings_.pop_front();
     }
-    const auto it = std::min_element(
-        readings_.begin(), readings_.end(),
-        [](const Reading& a, const Reading& b) { return a.latency < b.latency; });
+    const auto it =
+        std::min_element(readings_.begin(), readings_.end(),
+                         [](const Reading& a, const Reading& b) { return a.latency < b.latency; });
     if (it != readings_.end()) lowest = *it;
     // A queue: the latency and the requests in service rose together (by
     // more than Poisson noise: in-flight counts arrivals), and, where

@@ -88,12 +88,27 @@ TEST(IpcState, TheJsonHasTheFieldsStatusReads) {
   const Json j = to_json(full_state());
   std::vector<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"pid", "config", "monotonic_ms", "tick_ms", "level",
-                                            "level_since_ms", "level_pinned", "pressure", "drivers",
-                                            "mode", "fail_open", "all_stale", "adaptive_limit",
-                                            "adaptive_limit_open", "interfaces", "signals",
-                                            "latency", "classes",
-                                            "runtime_changes", "metrics"}));
+  const std::vector<std::string> fields = {"pid",
+                                           "config",
+                                           "monotonic_ms",
+                                           "tick_ms",
+                                           "level",
+                                           "level_since_ms",
+                                           "level_pinned",
+                                           "pressure",
+                                           "drivers",
+                                           "mode",
+                                           "fail_open",
+                                           "all_stale",
+                                           "adaptive_limit",
+                                           "adaptive_limit_open",
+                                           "interfaces",
+                                           "signals",
+                                           "latency",
+                                           "classes",
+                                           "runtime_changes",
+                                           "metrics"};
+  EXPECT_EQ(keys, fields);
   EXPECT_EQ(j["signals"][0].dump(),
             R"({"name":"inflight","kind":"inflight","value":14.0,"target":10.0,"pressure":1.4,)"
             R"("age_ms":20,"stale":false,"hard_safety":true})");

@@ -179,7 +179,8 @@ TEST(CapacityOpenStartTest, ARampUpIsNoQueue) {
   Samples samples;
   // A load starting: in service, latency (the longer requests complete
   // later) and throughput all rise together.
-  for (int i = 1; i <= 10; ++i) limit.update(samples.next(0.02 * i, 10 * i, 0, 5 * i));
+  for (uint32_t i = 1; i <= 10; ++i)
+    limit.update(samples.next(0.02 * i, 10 * i, 0, uint64_t{5} * i));
   EXPECT_TRUE(limit.open());
 }
 
@@ -421,12 +422,14 @@ TEST_P(CapacityNeverHarmTest, AHealthyServiceIsNeverShed) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, CapacityNeverHarmTest,
-    ::testing::Values(ShapeCase{"fast_c10", 10, 20}, ShapeCase{"busy_c100", 100, 200},
-                      ShapeCase{"high_concurrency_c200", 200, 1000},
-                      ShapeCase{"slow_c50", 50, 2000}),
-    [](const ::testing::TestParamInfo<ShapeCase>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Shapes, CapacityNeverHarmTest,
+                         ::testing::Values(ShapeCase{"fast_c10", 10, 20},
+                                           ShapeCase{"busy_c100", 100, 200},
+                                           ShapeCase{"high_concurrency_c200", 200, 1000},
+                                           ShapeCase{"slow_c50", 50, 2000}),
+                         [](const ::testing::TestParamInfo<ShapeCase>& info) {
+                           return std::string(info.param.name);
+                         });
 
 // A slow service (S = 200 ms: 50 responses a second at C = 10) gives the
 // quantile few samples: the targets are not met yet. Guards against the

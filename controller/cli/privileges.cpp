@@ -35,8 +35,8 @@ Status check_privilege(Privilege needed, const std::string& command) {
   if (needed == Privilege::kNone) return {};
   if (needed == Privilege::kAttach) {
     if (auto s = require_capabilities(); !s) {
-      return make_error("`" + command + "` needs privileges it does not have: " +
-                        s.error().message);
+      return make_error("`" + command +
+                        "` needs privileges it does not have: " + s.error().message);
     }
     return {};
   }

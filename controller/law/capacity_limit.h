@@ -27,9 +27,11 @@ namespace edgeshed::law {
 //     1.5x over the in-flight then, plus Poisson noise; throughput not risen
 //     with in-flight (a ramp-up completes more as it carries more); and
 //     in-flight 3x what Little's law gives that throughput at that latency (a
-//     burst of a load under capacity reached 2.4x in the simulator). A steady
-//     load under capacity never shows it; long polls and idle crowds raise
-//     in-flight, not the others' latency. Shedding at max is evidence too.
+//     burst of a load under capacity reached 2.4x in the simulator); and the
+//     latency risen by a share of the wait Little's law gives the added
+//     in-flight if it were queued. A steady load under capacity never shows
+//     it; long polls and idle crowds raise in-flight, not the others'
+//     latency. Shedding at max is evidence too.
 //     The limit then starts where Little's law puts the concurrency at
 //     saturation, completions per second x that lowest latency, within
 //     [initial, 4 x initial]: from a cold start into 1.6x, 21 for 10 x 20 ms

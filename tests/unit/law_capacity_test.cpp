@@ -174,6 +174,20 @@ TEST(CapacityOpenStartTest, LongPollsRaiseInflightNotLatency) {
   EXPECT_EQ(limit.limit(), 1000u);
 }
 
+// netns (test_never_harm, long polls and push): 100 streams whose answers
+// take under a millisecond, then 200 long polls arriving: in service rises
+// twentyfold, the stream answers' p90 jitters from 0.4 to 1 ms. No queue.
+TEST(CapacityOpenStartTest, LongPollsBesideInstantAnswersAreNoQueue) {
+  CapacityLimit limit{CapacityLimitConfig{}};
+  Samples samples;
+  for (int i = 0; i < 10; ++i) limit.update(samples.next(0.0004, 10, 0, 7));
+  for (uint32_t i = 1; i <= 20; ++i) {
+    limit.update(samples.next(i % 2 == 0 ? 0.0010 : 0.0007, 10 + 10 * i, 0, 6));
+  }
+  EXPECT_TRUE(limit.open());
+  EXPECT_EQ(limit.limit(), CapacityLimitConfig{}.max);
+}
+
 TEST(CapacityOpenStartTest, ARampUpIsNoQueue) {
   CapacityLimit limit{CapacityLimitConfig{}};
   Samples samples;

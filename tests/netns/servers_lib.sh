@@ -79,6 +79,19 @@ answers() {
 		[ "$(jq -r .total.ok "$SC_WORK/probe.$1.json")" = 1 ]
 }
 
+# crowd_bg NAME ARGS...: tests/tools/crowd_client.py (long polls and
+# server-push streams, bounded by itself) from the client namespace to
+# $SRV_V4 in the background: its JSON in $SC_WORK/NAME.crowd, its "opened"
+# line in NAME.crowd.err. CROWD_PID is its pid.
+crowd_bg() {
+	local name=$1
+	shift
+	"${SC_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$PYTHON" "$SV_TOOLS/crowd_client.py" --target "$SRV_V4" \
+		"$@" >"$SC_WORK/$name.crowd" 2>"$SC_WORK/$name.crowd.err" &
+	CROWD_PID=$!
+	LAB_PIDS+=("$CROWD_PID")
+}
+
 # nginx_conf DIR PORT UPSTREAM_PORTS...: a reverse proxy on PORT (all
 # addresses) in front of refservers on 127.0.0.1:UPSTREAM_PORTS, with every
 # path (pid, temp folders, logs) in DIR; least_conn. A new upstream

@@ -34,6 +34,32 @@
 # At 94b4e21^ (the adaptive limit capped at 20 from its first tick) the
 # 100 x 200 ms service at 0.7x had 2,134 of 2,800 requests refused.
 #
+# Long polls and server push. The eager server again (10 slots x 20 ms,
+# idle time-out 120 s), port 80. tests/tools/crowd_client.py opens, over
+# ~1 s, 200 long polls that the server holds 30 s each (GET /poll, no slot
+# held: 200 requests in service for 30 s) and 100 streams that the server
+# writes a line to every 100 ms (GET /stream: in service only until the
+# headers); once all are open, short requests at 0.9x the measured capacity
+# (Poisson arrivals, a new connection each) for 8 s under them; the client
+# reads the streams until the polls are answered (~32 s).
+# Precondition, without edgeshed: every poll answered 200, every stream
+# still receiving at the end (a line within its last second), the load
+# gets no refusal and loses nothing.
+# Claims with edgeshed (cold start: the daemon 1 s before the crowd): 0 of
+# the load's requests refused or lost; 0 polls failed (refused, reset,
+# timed out, other: all answered 200); 0 streams ended early (closed,
+# reset) and all still receiving; the data plane decided on every SYN. The
+# adaptive limit seen over the run and the requests in service the data
+# plane counted halfway through the load are printed; when anything was shed,
+# the daemon's state samples up to the limit's first binding.
+# At e877ce7 this case failed in 9 of 11 runs: the open start ended while
+# the crowd was still opening (+0.9 to +1.3 s after its start, before the
+# load; response p99 then 7-22 ms, the streams' headers), the limit at its
+# initial 20 with 103-200 polls in service, so every short request (~3,300)
+# and the crowd's later connects (0-97 polls, 0-49 streams) were refused.
+# In a run that passed the limit stayed open (1000) throughout: 208 in
+# service halfway, admitted p99 51 ms (48.8 without edgeshed).
+#
 # With in-flight counted as established connections (the data plane before
 # the requests-in-service change), the idle crowd filled the initial cap of
 # 20: 1,980 of its 2,000 connections and every request of the load were
@@ -46,6 +72,12 @@ IDLE_N=2000
 HOLD_MAX_S=40     # the holder's own bound; SIGUSR1 ends it once the load is done
 IDLE_LOAD_S=4
 BUSY_S=10
+SHAPE_POLLS=200
+SHAPE_POLL_S=30
+SHAPE_STREAMS=100
+SHAPE_STREAM_MS=100
+SHAPE_LOAD_S=8
+SHAPE_READ_S=$((SHAPE_POLL_S + 2)) # the streams outlast the polls
 
 with_edgeshed() {
 	start_matrix_daemon port_only "$PORT"
@@ -111,6 +143,19 @@ idle_crowd() {
 	load_figures "$name"
 }
 
+# start_eager NAME FACTOR: the eager server of cases 1 and 3 (10 slots x
+# 20 ms, idle time-out 120 s) on PORT, its capacity measured (NAME.json);
+# RATE: FACTOR x that capacity.
+start_eager() {
+	SV_PY_ARGS=(--idle-timeout-s 120)
+	start_server eager "$PORT" 10 20
+	SV_PY_ARGS=()
+	measure_capacity "$1" "$PORT" 10 20 2
+	echo "eager: measured capacity $CAPACITY/s (nominal 500/s)"
+	check_ge "eager: measured capacity (req/s)" "$CAPACITY" 100
+	RATE=$(awk -v c="$CAPACITY" -v f="$2" 'BEGIN { printf "%.0f", f * c }')
+}
+
 scenario_up
 client_xdp_pass
 # The eager server holds 2,000 idle connections and the load's: descriptors
@@ -120,13 +165,7 @@ ulimit -Sn "$(ulimit -Hn)"
 	fail "descriptor limit $(ulimit -n) is too low for $IDLE_N idle connections and the load"
 
 echo "== 1. idle crowd: $IDLE_N idle connections, eager server 10 slots x 20 ms at 0.7x"
-SV_PY_ARGS=(--idle-timeout-s 120)
-start_server eager "$PORT" 10 20
-SV_PY_ARGS=()
-measure_capacity cap.eager "$PORT" 10 20 2
-echo "eager: measured capacity $CAPACITY/s (nominal 500/s)"
-check_ge "eager: measured capacity (req/s)" "$CAPACITY" 100
-RATE=$(awk -v c="$CAPACITY" 'BEGIN { printf "%.0f", 0.7 * c }')
+start_eager cap.eager 0.7
 
 idle_crowd idle.without "$RATE"
 check_eq "without edgeshed: idle connections established" "$HOLD_EST" "$IDLE_N"
@@ -197,9 +236,92 @@ busy() {
 busy busy.100x200ms 100 200
 busy busy.200x1s 200 1000
 
+# shapes NAME RATE: the long-lived shapes on the eager server (see the top):
+# the crowd's polls and streams, then the load at RATE under them, then the
+# crowd's figures once its polls are answered. Sets the load's FIG_*,
+# CROWD_POLLS_OK, CROWD_POLLS_FAILED, CROWD_ALIVE, CROWD_ENDED, CROWD_LINE,
+# SHAPE_T0 and SHAPE_LOAD_T0 (the crowd's and the load's start, epoch ms),
+# SHAPE_MID (the daemon's state and the data plane's requests in service
+# halfway through the load; "no daemon" without edgeshed).
+shapes() {
+	local name=$1 rate=$2 out=$SC_WORK/$1.crowd rc=0
+	SHAPE_T0=$(now_ms)
+	crowd_bg "$name" --port "$PORT" --polls "$SHAPE_POLLS" --poll-ms $((SHAPE_POLL_S * 1000)) \
+		--streams "$SHAPE_STREAMS" --stream-ms "$SHAPE_STREAM_MS" --duration-s "$SHAPE_READ_S"
+	wait_until 10 "the crowd's $((SHAPE_POLLS + SHAPE_STREAMS)) connects to end" \
+		grep -q '^crowd_client: opened ' "$out.err"
+	echo "$name: $(grep '^crowd_client: opened ' "$out.err")"
+	SHAPE_LOAD_T0=$(now_ms)
+	load_bg "$name" --port "$PORT" --rate "$rate" --poisson --duration-s "$SHAPE_LOAD_S" \
+		--count $((rate * SHAPE_LOAD_S)) --timeout-ms 10000
+	sleep $((SHAPE_LOAD_S / 2))
+	SHAPE_MID="no daemon"
+	if [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null; then
+		SHAPE_MID="$(dp_state); data plane: $(es_status | jq -r '.classes.normal |
+			"\(.inflight) requests in service, \(.connections) connections"')"
+	fi
+	wait "$LOAD_PID" || fail "loadgen $name: exit $?"
+	load_figures "$name"
+	wait "$CROWD_PID" || rc=$?
+	[ "$rc" = 0 ] || fail "$name: crowd_client exit $rc: $(cat "$out" "$out.err")"
+	jq -e .polls "$out" >/dev/null 2>&1 || fail "$name: no figures from crowd_client: $(cat "$out" "$out.err")"
+	read -r CROWD_POLLS_OK CROWD_POLLS_FAILED CROWD_ALIVE CROWD_ENDED < <(jq -r '
+		"\(.polls.ok) \(.polls.failed | add) \(.streams.alive_at_end) \(.streams.ended_early | add)"' "$out")
+	CROWD_LINE=$(jq -r '.polls as $p | .streams as $s |
+		"polls: \($p.ok) of \($p.count) answered 200 in \($p.latency_ms.min)-\($p.latency_ms.max) ms," +
+		" failed \($p.failed | tostring); streams: \($s.opened) of \($s.count) opened (not" +
+		" \($s.not_opened | tostring)), \($s.alive_at_end) alive at the end, \($s.stalled) stalled," +
+		" ended early \($s.ended_early | tostring), \($s.lines) lines, longest gap \($s.max_gap_ms) ms;" +
+		" \(.elapsed_s) s"' "$out")
+	echo "$name: $CROWD_LINE"
+}
+
+echo "== 3. long polls and server push: $SHAPE_POLLS polls held $SHAPE_POLL_S s, $SHAPE_STREAMS streams, eager server 10 slots x 20 ms at 0.9x"
+start_eager cap.shapes 0.9
+
+shapes shapes.without "$RATE"
+check_eq "without edgeshed: load refused" "$FIG_SHED" 0
+check_eq "without edgeshed: load lost" "$FIG_LOST" 0
+check_eq "without edgeshed: polls answered 200" "$CROWD_POLLS_OK" "$SHAPE_POLLS"
+check_eq "without edgeshed: streams alive at the end" "$CROWD_ALIVE" "$SHAPE_STREAMS"
+pass "without edgeshed (precondition): $SHAPE_POLLS long polls answered, $SHAPE_STREAMS streams alive through $RATE/s (0.9x), nothing refused or lost, admitted p99 $FIG_P99 ms"
+sleep 1
+
+with_edgeshed
+start_state_sampler "$SC_WORK/shapes.states"
+read -r syn0 shed0 rst0 < <(dp_counts)
+shapes shapes.with "$RATE"
+read -r syn1 shed1 rst1 < <(dp_counts)
+stop_state_sampler
+echo "shapes.with: halfway through the load: $SHAPE_MID"
+echo "shapes.with: data plane: $((syn1 - syn0)) SYNs, $((shed1 - shed0)) shed, $((rst1 - rst0)) RST sent; $(dp_state);" \
+	"adaptive limit over the run $(awk '{ print $3 }' "$SC_WORK/shapes.states" | sort -n | uniq -c |
+		awk '{ printf "%s%s (%d samples)", n++ ? ", " : "", $2, $1 }')"
+check_ge "shapes.with: SYNs the data plane decided on" $((syn1 - syn0)) $((SHAPE_POLLS + SHAPE_STREAMS + FIG_OFFERED))
+claim "long polls and server push with edgeshed (cold start): $FIG_SHED of $FIG_OFFERED short requests at $RATE/s (0.9x) refused, want 0" \
+	"$(is "$FIG_SHED" 0)"
+claim "long polls and server push with edgeshed: $FIG_LOST of $FIG_OFFERED short requests lost (timeouts, resets, errors), want 0" \
+	"$(is "$FIG_LOST" 0)"
+claim "long polls and server push with edgeshed: $CROWD_POLLS_FAILED of $SHAPE_POLLS long polls failed ($CROWD_POLLS_OK answered 200), want 0" \
+	"$([ "$CROWD_POLLS_FAILED" = 0 ] && [ "$CROWD_POLLS_OK" = "$SHAPE_POLLS" ] && echo 1 || echo 0)"
+claim "long polls and server push with edgeshed: $CROWD_ENDED of $SHAPE_STREAMS streams ended early, $CROWD_ALIVE still receiving at the end, want 0 and $SHAPE_STREAMS" \
+	"$([ "$CROWD_ENDED" = 0 ] && [ "$CROWD_ALIVE" = "$SHAPE_STREAMS" ] && echo 1 || echo 0)"
+if [ "$((shed1 - shed0))" != 0 ]; then
+	# What the daemon saw when its limit first left the open start.
+	echo "shapes.with: the crowd began at +0 ms, the load at +$((SHAPE_LOAD_T0 - SHAPE_T0)) ms; the state" \
+		"samples (ms since the crowd's start, level, adaptive limit, normal cap, response p99 ms) until the limit bound:" \
+		"$(awk -v t0="$SHAPE_T0" '{ printf "%s+%d %s %s %s %s", n++ ? "; " : "", $1 - t0, $2, $3, $4, $5 == "-" ? "-" : sprintf("%.1f", $5) } NR == 1 { open = $3 } $3 != open && ++bound == 3 { exit }' \
+			"$SC_WORK/shapes.states")" >&2
+	echo "shapes.with: the state file at the end: $(jq -c '{level, adaptive_limit, pressure,
+		latency: .latency["80"].response, normal: .classes.normal}' "$SC_STATE")" >&2
+	echo "shapes.with: es_status, class normal: $(es_status | jq -c .classes.normal)" >&2
+fi
+without_edgeshed
+stop_server
+
 if [ ${#CLAIMS_FAILED[@]} -gt 0 ]; then
 	echo "--- edgeshed refused or harmed a healthy service (${#CLAIMS_FAILED[@]} claims not met); the preconditions held:" >&2
 	printf '  %s\n' "${CLAIMS_FAILED[@]}" >&2
 	fail "edgeshed with port_only.toml harms a healthy service (${#CLAIMS_FAILED[@]} claims not met)"
 fi
-pass "edgeshed with port_only.toml refuses nothing of a healthy service: idle crowd, busy services (cold start and restart)"
+pass "edgeshed with port_only.toml refuses nothing of a healthy service: idle crowd, busy services (cold start and restart), long polls and server push"

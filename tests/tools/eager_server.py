@@ -10,6 +10,13 @@ queue forms in the process: each request waits for one of --workers slots
 "200 ok\\n". Keep-alive is honoured (HTTP/1.1 default, "Connection: close"
 ends the connection after the answer).
 
+Two paths hold no slot, for the long-lived shapes beside short requests:
+GET /poll?ms=N answers "200 ok\\n" after N ms (a long poll the server
+holds); GET /stream?ms=N answers 200 with headers only (no Content-Length,
+"Connection: close"), then writes one line "SEQ MS\\n" (MS since the stream
+began) every N ms until the client goes away or the server's life ends (a
+server push). N defaults to 1000 and 100.
+
 --fail-fast: the in-process semaphore comparator. A request that finds all
 slots busy gets "503" at once instead of waiting.
 
@@ -23,10 +30,21 @@ import asyncio
 import signal
 import sys
 import time
+import urllib.parse
 
 import lab_server_args
 
 OK = b"ok\n"
+STREAM_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
+
+
+def target_ms(target, default_ms):
+    """N of a target "...?ms=N" (N > 0), else default_ms."""
+    try:
+        ms = float(urllib.parse.parse_qs(urllib.parse.urlsplit(target).query)["ms"][0])
+    except (KeyError, ValueError):
+        return default_ms
+    return ms if ms > 0 else default_ms
 
 
 def response(status, body, close):
@@ -46,6 +64,9 @@ class Server:
         self.served = 0
         self.rejected = 0
         self.connections = 0
+        self.polls = 0  # long polls answered
+        self.streams = 0  # streams begun
+        self.stream_lines = 0
         self.step_lock = asyncio.Lock()
 
     async def handle(self, reader, writer):
@@ -70,7 +91,16 @@ class Server:
                     if name.strip().lower() == b"connection":
                         v = value.strip().lower()
                         close = v == b"close" or (close and v != b"keep-alive")
-                if self.args.fail_fast and self.slots.locked():
+                target = parts[1].decode("latin-1")
+                path = target.partition("?")[0]
+                if path == "/stream":
+                    await self.stream(reader, writer, target_ms(target, 100))
+                    return
+                if path == "/poll":
+                    await asyncio.sleep(target_ms(target, 1000) / 1000.0)
+                    self.polls += 1
+                    writer.write(response(200, OK, close))
+                elif self.args.fail_fast and self.slots.locked():
                     self.rejected += 1
                     writer.write(response(503, b"busy\n", close))
                 else:
@@ -85,6 +115,29 @@ class Server:
             pass
         finally:
             writer.close()
+
+    async def stream(self, reader, writer, every_ms):
+        """The headers, then a line every every_ms until the client closes."""
+        self.streams += 1
+        writer.write(STREAM_HEAD)
+        await writer.drain()
+        start = time.monotonic()
+        seq = 0
+        while True:
+            now = time.monotonic()
+            due = start + (seq + 1) * every_ms / 1000.0  # line SEQ is due then
+            if due > now:
+                # Waits for the next line's time, or for the client's end.
+                try:
+                    if not await asyncio.wait_for(reader.read(512), timeout=due - now):
+                        return
+                    continue
+                except asyncio.TimeoutError:
+                    pass
+            writer.write(b"%d %.3f\n" % (seq, (time.monotonic() - start) * 1000.0))
+            await writer.drain()
+            seq += 1
+            self.stream_lines += 1
 
     async def halve(self):
         async with self.step_lock:
@@ -125,7 +178,9 @@ async def main(args):
         pass
     srv.close()
     print(f"eager_server: {time.monotonic() - t0:.1f} s, {server.connections} connections, "
-          f"{server.served} served, {server.rejected} answered 503", file=sys.stderr, flush=True)
+          f"{server.served} served, {server.rejected} answered 503, {server.polls} long polls "
+          f"answered, {server.streams} streams ({server.stream_lines} lines)", file=sys.stderr,
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -374,6 +374,13 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 	if (ip6h->version != 6)
 		return EDGESHED_PARSE_UNPARSED;
 	payload_len = bpf_ntohs(ip6h->payload_len);
+	/* Linux takes a zero payload length before a Hop-by-Hop header for a
+	 * jumbogram's, Jumbo option or not, and the packet's own length for it
+	 * (ip6_rcv_core skips the trim): so must we, or such a SYN gets
+	 * through unseen. */
+	if (payload_len == 0 && ip6h->nexthdr == NEXTHDR_HOP &&
+	    frame_len >= off + sizeof(*ip6h))
+		payload_len = frame_len - off - sizeof(*ip6h);
 	if (off + sizeof(*ip6h) + payload_len > frame_len)
 		return EDGESHED_PARSE_UNPARSED;
 	nexthdr = ip6h->nexthdr;

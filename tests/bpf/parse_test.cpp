@@ -108,6 +108,29 @@ TEST_P(ParseTest, Ipv6ExtensionHeadersAreWalked) {
          Verdict::kDrop, "dest, atomic fragment");
 }
 
+// Linux takes a zero IPv6 payload length before a Hop-by-Hop header for a
+// jumbogram's, Jumbo option or not, and the packet's own length for it
+// (ip6_rcv_core skips the trim): such a SYN is answered, so it is decided
+// like any SYN (at d8635cc it passed unseen, a confirmed bypass).
+TEST_P(ParseTest, AZeroPayloadLengthBeforeHopByHopIsThePacketsOwn) {
+  expect(PacketBuilder::syn_v6().ipv6_ext(IPPROTO_HOPOPTS, 8).ip_total_length_override(0).build(),
+         Verdict::kDrop, "hop-by-hop, payload length 0");
+  expect(PacketBuilder::syn_v6()
+             .ipv6_ext(IPPROTO_HOPOPTS, 8)
+             .ipv6_ext(IPPROTO_DSTOPTS, 8)
+             .ip_total_length_override(0)
+             .build(),
+         Verdict::kDrop, "hop-by-hop, dest, payload length 0");
+  // Without Hop-by-Hop first, Linux trims the packet to its zero length:
+  // there is no SYN to decide.
+  auto before = dp_.stats();
+  expect(PacketBuilder::syn_v6().ip_total_length_override(0).build(), Verdict::kPass,
+         "payload length 0");
+  expect(PacketBuilder::syn_v6().ipv6_ext(IPPROTO_DSTOPTS, 8).ip_total_length_override(0).build(),
+         Verdict::kPass, "dest, payload length 0");
+  EXPECT_EQ(global_delta(dp_.stats(), before, EDGESHED_GCTR_UNPARSED), 2u);
+}
+
 // Deeper than the parser walks: a SYN may hide behind the headers, so the
 // frame is dropped while its class sheds, and passes when it does not.
 TEST_P(ParseTest, LongerExtensionChainsAreDroppedWhileTheirClassSheds) {

@@ -167,7 +167,10 @@ FrameVerdict classify_ipv4(Cursor l3, FrameVerdict v) {
 FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
   if (!l3.has(0, kIpv6Len)) return verdict(FrameKind::kUnparsed, "IPv6 header cut short");
   if (l3.u8(0) >> 4 != 6) return verdict(FrameKind::kUnparsed, "IPv6 ethertype, version not 6");
-  const size_t payload_len = l3.u16(4);
+  // Linux (ip6_rcv_core): a zero payload length before Hop-by-Hop is a
+  // jumbogram's, the packet's own length, Jumbo option or not.
+  const bool jumbo = l3.u16(4) == 0 && l3.u8(6) == IPPROTO_HOPOPTS;
+  const size_t payload_len = jumbo ? l3.size() - kIpv6Len : l3.u16(4);
   if (kIpv6Len + payload_len > l3.size())
     return verdict(FrameKind::kUnparsed, "payload length past the frame");
   const Cursor payload = l3.sub(kIpv6Len, payload_len);  // the rest is padding

@@ -101,8 +101,9 @@ TEST(FrameOracle, Fragments) {
   const auto first = classify_frame(PacketBuilder::syn_v4().ipv4_fragment(true, 0).build());
   EXPECT_EQ(first.kind, FrameKind::kNewConnection);
   EXPECT_TRUE(first.first_fragment);
-  EXPECT_EQ(kind(PacketBuilder::syn_v4().ipv4_fragment(true, 0).ip_total_length_override(28).build()),
-            FrameKind::kTooDeep);
+  EXPECT_EQ(
+      kind(PacketBuilder::syn_v4().ipv4_fragment(true, 0).ip_total_length_override(28).build()),
+      FrameKind::kTooDeep);
   EXPECT_EQ(kind(PacketBuilder()
                      .ipv4("192.0.2.1", "198.51.100.2")
                      .ipv4_fragment(true, 0)
@@ -155,6 +156,11 @@ TEST(FrameOracle, Ipv6ExtensionHeaders) {
                            .build();
   EXPECT_EQ(kind(six_then_udp), FrameKind::kOther);
   EXPECT_EQ(kind(PacketBuilder::syn_v6().ip_total_length_override(2000).build()),
+            FrameKind::kUnparsed);
+  // A zero payload length before Hop-by-Hop: the packet's own (Linux).
+  EXPECT_EQ(kind(chain(1, IPPROTO_HOPOPTS).ip_total_length_override(0).build()),
+            FrameKind::kNewConnection);
+  EXPECT_EQ(kind(chain(1, IPPROTO_DSTOPTS).ip_total_length_override(0).build()),
             FrameKind::kUnparsed);
   // An extension header reaching past the payload length, padding after it.
   Bytes past = chain(1, IPPROTO_HOPOPTS).ip_total_length_override(4).build();

@@ -11,6 +11,11 @@ answered with a SYN-ACK. Used by tests/netns/test_evasions.sh; root only.
       a packet socket with a virtio-net header, which keeps only the headers
       in the skb's linear part once the frame is a page or more
       (packet_alloc_skb()): N >= 4,096, on a link whose MTU allows it.
+  raw_frames.py ipv6-hbh-syn IFACE SRC_MAC DST_MAC SRC6 DST6 PORT --payload-length N
+      An IPv6 SYN behind an 8-byte Hop-by-Hop header (PadN only, no Jumbo
+      option), in an Ethernet frame of its own, with the IPv6 payload length
+      set to N (default 0: Linux then takes the packet's own length, as for
+      a jumbogram; -1: the true length).
 
 Each prints one line, the server's answer: "synack", "rst", or "none"
 after waiting --wait-ms; and exits 0: the test judges the line.
@@ -30,6 +35,8 @@ TCP_ACK = 0x10
 SOL_PACKET = 263
 PACKET_VNET_HDR = 15
 ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
+NEXTHDR_HOP = 0
 IPV4_MF = 0x2000
 # MSS 1460, SACK permitted, timestamps, NOP, window scale 7: 20 bytes.
 SYN_OPTIONS = (bytes([2, 4, 0x05, 0xB4, 4, 2, 8, 10]) + bytes(8) + bytes([1, 3, 3, 7]))
@@ -50,8 +57,12 @@ def tcp_syn(src: str, dst: str, sport: int, dport: int, payload: bytes) -> bytes
     header = struct.pack("!HHIIBBHHH", sport, dport, random.getrandbits(32), 0,
                          doff_words << 4, TCP_SYN, 64240, 0, 0) + SYN_OPTIONS
     segment = header + payload
-    pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack(
-        "!BBH", 0, IPPROTO_TCP, len(segment))
+    if ":" in src:
+        pseudo = socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(
+            socket.AF_INET6, dst) + struct.pack("!I3xB", len(segment), IPPROTO_TCP)
+    else:
+        pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack(
+            "!BBH", 0, IPPROTO_TCP, len(segment))
     csum = checksum(pseudo + segment)
     return segment[:16] + struct.pack("!H", csum) + segment[18:]
 
@@ -62,9 +73,9 @@ def ipv4_header(src: str, dst: str, ident: int, frag: int, payload_len: int) -> 
     return header[:10] + struct.pack("!H", checksum(header)) + header[12:]
 
 
-def reply_listener() -> socket.socket:
+def reply_listener(family: int = socket.AF_INET) -> socket.socket:
     # A raw TCP socket sees a copy of every TCP segment that arrives.
-    return socket.socket(socket.AF_INET, socket.SOCK_RAW, IPPROTO_TCP)
+    return socket.socket(family, socket.SOCK_RAW, IPPROTO_TCP)
 
 
 def wait_reply(sock: socket.socket, server: str, port: int, sport: int, wait_ms: int) -> str:
@@ -73,8 +84,10 @@ def wait_reply(sock: socket.socket, server: str, port: int, sport: int, wait_ms:
         ready, _, _ = select.select([sock], [], [], left)
         if not ready:
             break
-        packet, (addr, _) = sock.recvfrom(65535)
-        ihl = (packet[0] & 0x0F) * 4
+        packet, source = sock.recvfrom(65535)
+        addr = source[0]
+        # IPv4 raw sockets hand over the IP header; IPv6 ones do not.
+        ihl = 0 if sock.family == socket.AF_INET6 else (packet[0] & 0x0F) * 4
         if addr != server or len(packet) < ihl + 14:
             continue
         src_port, dst_port = struct.unpack("!HH", packet[ihl:ihl + 4])
@@ -128,6 +141,24 @@ def ethernet_syn(args: argparse.Namespace) -> str:
     return wait_reply(listener, args.dst, args.port, sport, args.wait_ms)
 
 
+def ipv6_hbh_syn(args: argparse.Namespace) -> str:
+    sport = random.randint(20000, 60000)
+    segment = tcp_syn(args.src, args.dst, sport, args.port, b"")
+    # Next header TCP, length 0 (8 bytes), then PadN over the other 6.
+    hop = struct.pack("!BBBB4x", IPPROTO_TCP, 0, 1, 4)
+    length = len(hop) + len(segment) if args.payload_length < 0 else args.payload_length
+    ipv6 = struct.pack("!IHBB", 6 << 28, length, NEXTHDR_HOP, 64) + socket.inet_pton(
+        socket.AF_INET6, args.src) + socket.inet_pton(socket.AF_INET6, args.dst)
+    src_mac = bytes.fromhex(args.src_mac.replace(":", ""))
+    dst_mac = bytes.fromhex(args.dst_mac.replace(":", ""))
+    frame = dst_mac + src_mac + struct.pack("!H", ETH_P_IPV6) + ipv6 + hop + segment
+    listener = reply_listener(socket.AF_INET6)
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as out:
+        out.bind((args.iface, 0))
+        out.send(frame)
+    return wait_reply(listener, args.dst, args.port, sport, args.wait_ms)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -146,8 +177,14 @@ def main() -> None:
     big.add_argument("dst")
     big.add_argument("port", type=int)
     big.add_argument("--payload", type=int, default=0)
+    hbh = sub.add_parser("ipv6-hbh-syn")
+    for name in ("iface", "src_mac", "dst_mac", "src", "dst"):
+        hbh.add_argument(name)
+    hbh.add_argument("port", type=int)
+    hbh.add_argument("--payload-length", type=int, default=0)
     args = parser.parse_args()
-    print(frag_syn(args) if args.cmd == "frag-syn" else ethernet_syn(args))
+    commands = {"frag-syn": frag_syn, "ethernet-syn": ethernet_syn, "ipv6-hbh-syn": ipv6_hbh_syn}
+    print(commands[args.cmd](args))
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ struct FrameVerdict {
 };
 
 // Whether a RST may answer this new connection: sender MAC unicast, and both
-// IP addresses unicast and specified (rst_may_answer in bpf/decide.bpf.h).
+// IP addresses unicast and specified (rst_may_answer in bpf/rst_policy.bpf.h).
 bool rst_may_answer(const FrameVerdict& v);
 
 FrameVerdict classify_frame(std::span<const uint8_t> frame);

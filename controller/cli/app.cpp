@@ -83,14 +83,8 @@ std::optional<std::string> unknown_subcommand(const CLI::App& root) {
   if (word.empty()) return std::nullopt;
   const std::string where = command_name(root);
   std::string message = "unknown command '" + printable(word) + "'";
-  const std::string* closest = nullptr;
-  std::size_t best = std::max<std::size_t>(3, word.size() / 2);  // near misses only
-  for (const auto& n : names) {
-    if (const std::size_t d = edit_distance(word, n); d < best) {
-      best = d;
-      closest = &n;
-    }
-  }
+  const std::string* closest =
+      closest_name(word, names, std::max<std::size_t>(3, word.size() / 2));  // near misses only
   if (closest != nullptr) message += "; did you mean '" + *closest + "'?";
   return message + " (" + where + " has: " + join(names, ", ") + "; see `" + where + " --help`)";
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,21 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// The name in `names` nearest to `word`, when nearer than `max_distance`
+// (a near miss), else null: what "did you mean" offers.
+template <class Names>
+const std::string* closest_name(std::string_view word, const Names& names,
+                                std::size_t max_distance = 3) {
+  const std::string* closest = nullptr;
+  for (const std::string& name : names) {
+    if (const std::size_t d = edit_distance(word, name); d < max_distance) {
+      max_distance = d;
+      closest = &name;
+    }
+  }
+  return closest;
 }
 
 }  // namespace edgeshed

@@ -272,16 +272,8 @@ void TableReader::reject_unknown_keys() {
     if (known_.contains(key.str())) continue;
     std::string message =
         (path_.empty() ? "unknown section \"" : "unknown key \"") + path_of(key.str()) + "\"";
-    const std::string* closest = nullptr;
-    std::size_t closest_distance = 3;  // suggest only near misses
-    for (const std::string& candidate : known_) {
-      const std::size_t distance = edit_distance(key.str(), candidate);
-      if (distance < closest_distance) {
-        closest_distance = distance;
-        closest = &candidate;
-      }
-    }
-    if (closest != nullptr) message += "; did you mean \"" + path_of(*closest) + "\"?";
+    if (const std::string* closest = closest_name(key.str(), known_); closest != nullptr)
+      message += "; did you mean \"" + path_of(*closest) + "\"?";
     // At the top, every key is a section: name them all, since a section
     // misremembered is seldom a near miss ("[limits]" for "[limit]" is,
     // "[shedding]" for "[policy]" is not).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ranges>
 #include <vector>
 
 #include "common/edit_distance.h"
@@ -129,16 +130,9 @@ Result<uint64_t> find_counter(const Netstat& netstat, std::string_view section,
   auto c = s->second.find(counter);
   if (c != s->second.end()) return c->second;
   std::string message = std::string(section) + " has no counter '" + std::string(counter) + "'";
-  const std::string* closest = nullptr;
-  std::size_t best = 3;  // suggest near misses only
-  for (const auto& [name, value] : s->second) {
-    std::size_t distance = edit_distance(counter, name);
-    if (distance < best) {
-      best = distance;
-      closest = &name;
-    }
-  }
-  if (closest != nullptr) message += " (did you mean '" + *closest + "'?)";
+  if (const std::string* closest = closest_name(counter, std::views::keys(s->second));
+      closest != nullptr)
+    message += " (did you mean '" + *closest + "'?)";
   return make_error(message);
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,12 +28,14 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 // The name in `names` nearest to `word`, when nearer than `max_distance`
-// (a near miss), else null: what "did you mean" offers.
-template <class Names>
+// (a near miss), else null: what "did you mean" offers. `name_of` gives an
+// entry's name (a map's key, say).
+template <class Names, class NameOf = std::identity>
 const std::string* closest_name(std::string_view word, const Names& names,
-                                std::size_t max_distance = 3) {
+                                std::size_t max_distance = 3, NameOf name_of = {}) {
   const std::string* closest = nullptr;
-  for (const std::string& name : names) {
+  for (const auto& entry : names) {
+    const std::string& name = name_of(entry);
     if (const std::size_t d = edit_distance(word, name); d < max_distance) {
       max_distance = d;
       closest = &name;

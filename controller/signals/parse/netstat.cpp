@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <ranges>
 #include <vector>
 
 #include "common/edit_distance.h"
@@ -130,7 +129,9 @@ Result<uint64_t> find_counter(const Netstat& netstat, std::string_view section,
   auto c = s->second.find(counter);
   if (c != s->second.end()) return c->second;
   std::string message = std::string(section) + " has no counter '" + std::string(counter) + "'";
-  if (const std::string* closest = closest_name(counter, std::views::keys(s->second));
+  if (const std::string* closest =
+          closest_name(counter, s->second, 3,
+                       [](const auto& entry) -> const std::string& { return entry.first; });
       closest != nullptr)
     message += " (did you mean '" + *closest + "'?)";
   return make_error(message);

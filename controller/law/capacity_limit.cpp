@@ -57,12 +57,69 @@ constexpr uint64_t kReadingCompletions = 20;
 // where a backlog was there before the law, its lowest latency is the
 // backlog's and Little's law would admit it all.
 constexpr double kMaxStartFactor = 4.0;
+// Knowledge: what step 0 keeps of healthy ticks, and the least it trusts.
+constexpr std::chrono::nanoseconds kLearnMemory = std::chrono::minutes(5);
+constexpr std::size_t kMaxLearnt = 4096;
+constexpr std::size_t kMinLearnt = 50;
+// The floor is a low quantile of the ticks' latencies: their minimum sinks
+// with noise, their median carries the queueing of a busy service.
+constexpr double kFloorQuantile = 0.25;
+// A warm start's floor and this run's tick agree within this factor.
+constexpr double kWarmAgreement = 1.5;
+
+double quantile(std::vector<double> values, double q) {
+  const auto nth = values.begin() + static_cast<std::ptrdiff_t>(q * (values.size() - 1));
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
+}
 }  // namespace
 
 CapacityLimit::CapacityLimit(const CapacityLimitConfig& config)
     : config_(config),
       estimate_(std::clamp<double>(config.initial, config.min, config.max)),
       unproven_(config.cold_start == ColdStart::kOpen) {}
+
+void CapacityLimit::warm_start(const Knowledge& knowledge) {
+  if (!(knowledge.floor_seconds > 0.0) || !std::isfinite(knowledge.floor_seconds) ||
+      !(knowledge.rate > 0.0)) {
+    return;
+  }
+  warm_ = knowledge;
+}
+
+std::optional<Knowledge> CapacityLimit::knowledge() const {
+  if (!unproven_) {
+    if (!floor_confirmed() || !floor_) return std::nullopt;
+    Knowledge k;
+    k.floor_seconds = *floor_;
+    k.inflight = whole_limit(estimate_, config_.min);
+    k.rate = estimate_ / *floor_;
+    k.peak_inflight = std::max(k.inflight, warm_placed_ ? warm_->peak_inflight : 0u);
+    k.readings = learnt_readings_ + (warm_placed_ ? warm_->readings : 0);
+    return k;
+  }
+  if (learnt_.size() < kMinLearnt) return warm_placed_ ? warm_ : std::nullopt;
+  std::vector<double> latencies;
+  std::vector<double> inflight;
+  std::vector<double> rates;
+  latencies.reserve(learnt_.size());
+  inflight.reserve(learnt_.size());
+  rates.reserve(learnt_.size());
+  uint32_t peak = 0;
+  for (const Reading& r : learnt_) {
+    latencies.push_back(r.latency);
+    inflight.push_back(r.inflight);
+    rates.push_back(r.rate.value_or(0.0));
+    peak = std::max(peak, r.inflight);
+  }
+  Knowledge k;
+  k.floor_seconds = quantile(std::move(latencies), kFloorQuantile);
+  k.inflight = static_cast<uint32_t>(std::lround(quantile(std::move(inflight), 0.5)));
+  k.rate = quantile(std::move(rates), 0.5);
+  k.peak_inflight = peak;
+  k.readings = learnt_readings_ + (warm_placed_ ? warm_->readings : 0);
+  return k;
+}
 
 uint32_t CapacityLimit::limit() const {
   return unproven_ ? config_.max : whole_limit(estimate_, config_.min);
@@ -99,6 +156,14 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
   if (!measured) queue_ticks_ = 0;
   if (measured) {
     const double latency = *sample.latency_seconds;
+    // Knowledge of another service, or of this one before a change, must not
+    // make a healthy service look queued: it counts once a tick of this run
+    // agrees with its floor.
+    if (warm_ && !warm_placed_ && rate && latency < warm_->floor_seconds * kWarmAgreement &&
+        latency * kWarmAgreement > warm_->floor_seconds) {
+      readings_.push_back({sample.now, warm_->floor_seconds, warm_->inflight, warm_->rate, true});
+      warm_placed_ = true;
+    }
     const auto memory = std::max<std::chrono::nanoseconds>(
         kQueueMemory, std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::duration<double>(kQueueMemoryLatencies * latency)));
@@ -133,7 +198,10 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
                  latency - lowest->latency >= kQueueExplained * added / *rate;
       }
     }
-    if (!rising) readings_.push_back({sample.now, latency, inflight, rate});
+    if (!rising) {
+      readings_.push_back({sample.now, latency, inflight, rate});
+      if (rate) learn(readings_.back());
+    }
     // An overload grows without end; a burst of a load under capacity does
     // not: the evidence must hold on kQueueTicks ticks in a row, in-flight
     // not falling.
@@ -148,12 +216,25 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
   // there was no such latency (a backlog before the law), `initial`.
   const double saturation =
       rate && lowest ? *rate * lowest->latency : static_cast<double>(config_.initial);
-  estimate_ = std::clamp<double>(saturation, config_.initial, kMaxStartFactor * config_.initial);
+  // A learnt floor is no backlog's latency: Little's law needs no bounds.
+  if (!lowest || !lowest->learnt) {
+    estimate_ = std::clamp<double>(saturation, config_.initial, kMaxStartFactor * config_.initial);
+  } else {
+    estimate_ = saturation;
+  }
   estimate_ = std::clamp<double>(estimate_, config_.min, config_.max);
   unproven_ = false;
   readings_.clear();
   unproven_completions_.clear();
   return true;
+}
+
+void CapacityLimit::learn(const Reading& reading) {
+  learnt_.push_back(reading);
+  ++learnt_readings_;
+  while (learnt_.size() > kMaxLearnt || reading.at - learnt_.front().at > kLearnMemory) {
+    learnt_.pop_front();
+  }
 }
 
 uint32_t CapacityLimit::update(const LimitSample& sample) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <vector>
 
 #include "law/limit_algorithm.h"
 
@@ -90,6 +91,18 @@ class CapacityLimit final : public LimitAlgorithm {
   double estimate() const { return estimate_; }
   // No evidence of a queue yet: the limit does not bind (step 0).
   bool open() const override { return unproven_; }
+  // While open: the healthy ticks of the last kLearnMemory (a low quantile of
+  // their latencies, the median of their in-flight and rate). Once proven:
+  // the probe-confirmed floor and the limit at it (Little's law), or nothing
+  // until a probe confirms it: ticks of an overload that started before the
+  // law look healthy to step 0 and must not be kept. A warm start's knowledge
+  // stands until this run has learnt as much.
+  std::optional<Knowledge> knowledge() const override;
+  // Once a tick of this run agrees with the learnt floor (the same service),
+  // step 0 compares the next ticks with that floor too, for as long as it
+  // remembers a tick, and the limit then starts at Little's law unclamped.
+  // Knowledge no tick agrees with is ignored, and not kept.
+  void warm_start(const Knowledge& knowledge) override;
 
  private:
   struct Probe {
@@ -115,9 +128,12 @@ class CapacityLimit final : public LimitAlgorithm {
     double latency;  // seconds
     uint32_t inflight;
     std::optional<double> rate;  // completions per second over kRateWindow
+    bool learnt = false;         // a warm start's knowledge, not this run's tick
   };
   // Step 0: completions per second over kRateWindow, when enough to count.
   std::optional<double> unproven_rate(const LimitSample& sample);
+  // Keeps a healthy tick of step 0 for knowledge().
+  void learn(const Reading& reading);
   // Whether this tick proves a queue; ends step 0 when it does.
   bool prove_queue(const LimitSample& sample);
 
@@ -154,6 +170,11 @@ class CapacityLimit final : public LimitAlgorithm {
   std::deque<Reading> readings_;  // step 0's memory, oldest first
   int queue_ticks_ = 0;           // step 0: ticks in a row with evidence of a queue
   uint32_t last_inflight_ = 0;
+  // Step 0's healthy ticks with a rate, oldest first, for knowledge().
+  std::deque<Reading> learnt_;
+  uint64_t learnt_readings_ = 0;
+  std::optional<Knowledge> warm_;  // from warm_start()
+  bool warm_placed_ = false;       // a tick agreed: among readings_ since then
   // Step 0: the completions of the ticks in kRateWindow, oldest first.
   std::deque<std::pair<std::chrono::nanoseconds, uint64_t>> unproven_completions_;
 };

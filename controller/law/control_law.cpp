@@ -15,7 +15,12 @@ void LevelControlLaw::reconfigure(const ControlLawConfig& config) {
   const Level current = levels_.level();
   levels_ = LevelMachine(config.levels);
   levels_.reset(current);
-  if (config.limit != config_.limit) limit_ = make_limit_algorithm(config.limit);
+  if (config.limit != config_.limit) {
+    // What the old limit learnt of the service is still true of it.
+    const std::optional<Knowledge> knowledge = limit_->knowledge();
+    limit_ = make_limit_algorithm(config.limit);
+    if (knowledge) limit_->warm_start(*knowledge);
+  }
   config_ = config;
 }
 

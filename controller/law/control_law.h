@@ -89,6 +89,12 @@ class ControlLaw {
   // Applies a reloaded config, keeping the current level and pins; the limit
   // algorithm keeps its state unless its config changed.
   virtual void reconfigure(const ControlLawConfig& config) = 0;
+
+  // What the limit learnt of the service, to keep across restarts; empty
+  // while too little to trust.
+  virtual std::optional<Knowledge> limit_knowledge() const = 0;
+  // Before the first tick: what an earlier run learnt of the same service.
+  virtual void warm_start(const Knowledge& knowledge) = 0;
 };
 
 class LevelControlLaw final : public ControlLaw {
@@ -100,6 +106,8 @@ class LevelControlLaw final : public ControlLaw {
   void set_overrides(const Overrides& overrides) override { overrides_ = overrides; }
   const Overrides& overrides() const override { return overrides_; }
   void reconfigure(const ControlLawConfig& config) override;
+  std::optional<Knowledge> limit_knowledge() const override { return limit_->knowledge(); }
+  void warm_start(const Knowledge& knowledge) override { limit_->warm_start(knowledge); }
 
  private:
   LimitSample limit_sample(const TickInputs& inputs, std::chrono::nanoseconds now);

@@ -31,6 +31,19 @@ struct LimitSample {
   std::chrono::nanoseconds interval{0};
 };
 
+// What a limit learnt of a service while it did not queue: kept across
+// restarts (daemon/learnt_state.h) so that a restart starts warm, and carried
+// from observe mode into enforce by the law itself.
+struct Knowledge {
+  double floor_seconds = 0.0;  // the latency signal with no queue
+  uint32_t inflight = 0;       // requests in service, typical at that latency
+  double rate = 0.0;           // completions per second then
+  uint32_t peak_inflight = 0;  // the most in service seen while healthy
+  uint64_t readings = 0;       // ticks it was learnt from
+
+  bool operator==(const Knowledge&) const = default;
+};
+
 class LimitAlgorithm {
  public:
   virtual ~LimitAlgorithm() = default;
@@ -40,6 +53,11 @@ class LimitAlgorithm {
   // Whether the limit binds nowhere yet because no queue was seen (the
   // capacity limit's open start): operators see it beside the limit.
   virtual bool open() const { return false; }
+  // What it learnt so far; empty while too little to trust.
+  virtual std::optional<Knowledge> knowledge() const { return std::nullopt; }
+  // Before the first update: knowledge from an earlier run of the same
+  // service. Algorithms that learn nothing ignore it.
+  virtual void warm_start(const Knowledge& /*knowledge*/) {}
 };
 
 enum class LimitAlgorithmKind { kStatic, kAimd, kGradient, kCapacity };

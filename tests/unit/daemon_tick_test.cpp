@@ -134,6 +134,8 @@ class RecordingLaw final : public law::ControlLaw {
   void set_overrides(const law::Overrides& o) override { law_.set_overrides(o); }
   const law::Overrides& overrides() const override { return law_.overrides(); }
   void reconfigure(const law::ControlLawConfig& config) override { law_.reconfigure(config); }
+  std::optional<law::Knowledge> limit_knowledge() const override { return law_.limit_knowledge(); }
+  void warm_start(const law::Knowledge& knowledge) override { law_.warm_start(knowledge); }
   const law::TickInputs& last_inputs() const { return inputs_.back(); }
 
  private:

@@ -1,0 +1,217 @@
+// The capacity limit's knowledge: what it learns of a healthy service, and a
+// warm start from what an earlier run learnt (issue "Requests, not
+// connections", point 3). Scenarios against the simulated service.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "law/capacity_limit.h"
+#include "law/limit_algorithm.h"
+#include "unit/capacity_loop.h"
+#include "unit/sim_service.h"
+
+namespace edgeshed::law {
+namespace {
+
+using capacity_loop::Figures;
+using capacity_loop::Loop;
+using capacity_loop::record;
+using capacity_loop::service;
+using sim::Seconds;
+using sim::ServiceTimes;
+using sim::SimConfig;
+using sim::SimTick;
+
+const char* times_name(ServiceTimes times) {
+  return times == ServiceTimes::kFixed ? "fixed" : "exp";
+}
+
+// What a run at half load for a minute learns (the runbook's observe mode).
+Knowledge learnt_at_half_load(uint32_t workers, double service_ms, ServiceTimes times) {
+  Loop loop(service(workers, service_ms, times, 0.5, /*seed=*/5));
+  loop.run(60);
+  const std::optional<Knowledge> knowledge = loop.limit().knowledge();
+  EXPECT_TRUE(knowledge.has_value());
+  return knowledge.value_or(Knowledge{});
+}
+
+TEST(CapacityKnowledgeTest, NothingIsTrustedBeforeEnoughTicks) {
+  Loop loop(service(10, 20, ServiceTimes::kFixed, 0.5));
+  loop.run(2);
+  EXPECT_FALSE(loop.limit().knowledge().has_value());
+}
+
+TEST(CapacityKnowledgeTest, AHealthyServiceTeachesItsFloorRateAndConcurrency) {
+  for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
+    const SimConfig config = service(10, 20, times, 0.5);
+    const Knowledge k = learnt_at_half_load(10, 20, times);
+    const double unloaded = sim::unloaded_quantile(config, 0.9);
+    std::printf(
+        "[ figures  ] %s: floor %.1f ms (unloaded p90 %.1f), %.0f/s, %u in service (peak "
+        "%u), %lu ticks\n",
+        times_name(times), k.floor_seconds * 1e3, unloaded * 1e3, k.rate, k.inflight,
+        k.peak_inflight, static_cast<unsigned long>(k.readings));
+    EXPECT_GE(k.floor_seconds, 0.9 * unloaded) << times_name(times);
+    EXPECT_LE(k.floor_seconds, 1.3 * unloaded) << times_name(times);
+    EXPECT_NEAR(k.rate, 250.0, 25.0) << times_name(times);
+    EXPECT_GE(k.peak_inflight, k.inflight);
+    EXPECT_GE(k.readings, 500u);
+  }
+}
+
+// An overload before the law: its ticks look healthy to the open start (the
+// backlog's own latency is the lowest it has seen). Until a probe confirms a
+// floor, there is nothing to keep; then the floor is the service's.
+TEST(CapacityKnowledgeTest, ABacklogIsNoKnowledgeUntilAProbeConfirmsAFloor) {
+  const SimConfig config = service(10, 20, ServiceTimes::kExponential, 1.6, /*seed=*/3);
+  Loop loop(config);
+  loop.service().run(Seconds(5), [](const SimTick&) { return 0xffffffffu; });
+  loop.service().set_limit(loop.limit().limit());
+  loop.run(10);
+  ASSERT_FALSE(loop.limit().open());
+  std::optional<Knowledge> k = loop.limit().knowledge();
+  if (!loop.limit().floor_confirmed()) {
+    EXPECT_FALSE(k.has_value());
+  }
+  loop.run(30);
+  ASSERT_TRUE(loop.limit().floor_confirmed());
+  k = loop.limit().knowledge();
+  ASSERT_TRUE(k.has_value());
+  const double unloaded = sim::unloaded_quantile(config, 0.9);
+  EXPECT_LE(k->floor_seconds, 1.5 * unloaded);
+}
+
+// The daemon restarts while the service is overloaded and holds a backlog
+// (5 s at 1.6x, no limit). Cold, the backlog's latency is the lowest the
+// open start has seen, and only its growth proves the queue; warm, the
+// learnt floor proves it on the first ticks, and Little's law at that floor
+// sets the limit at the service's concurrency.
+TEST(CapacityWarmStartTest, ARestartInTheMiddleOfAnOverloadIsProvenAtOnce) {
+  for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
+    const Knowledge knowledge = learnt_at_half_load(10, 20, times);
+    const SimConfig config = service(10, 20, times, 1.6, /*seed=*/3);
+    std::optional<double> proven[2];
+    Figures after[2];
+    for (int warm = 0; warm < 2; ++warm) {
+      Loop loop(config);
+      if (warm) loop.warm_start(knowledge);
+      loop.service().run(Seconds(5), [](const SimTick&) { return 0xffffffffu; });
+      loop.service().set_limit(loop.limit().limit());
+      loop.run(15);
+      proven[warm] = loop.proven_at();
+      after[warm] = loop.figures(5 + 5, 5 + 15);
+      const std::string name =
+          std::string("restart_in_overload_") + times_name(times) + (warm ? "_warm" : "_cold");
+      record(name, after[warm]);
+      std::printf("[ figures  ] %s: queue proven %.1f s after the start\n", name.c_str(),
+                  proven[warm] ? *proven[warm] - 5 : -1.0);
+    }
+    ASSERT_TRUE(proven[1].has_value());
+    EXPECT_LE(*proven[1] - 5, 0.5) << times_name(times);
+    if (proven[0]) {
+      EXPECT_LE(*proven[1], *proven[0]) << times_name(times);
+    }
+    EXPECT_LE(after[1].p99_ratio, after[0].p99_ratio * 1.05) << times_name(times);
+  }
+}
+
+// Seed 000's case, 10 x 20 ms at 1.6x for the 2.5 s of its 2,000 requests,
+// restarted at the moment the overload begins: the queue of the open start's
+// first ticks, cold against warm.
+TEST(CapacityWarmStartTest, AnOverloadAtTheRestart) {
+  for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
+    const Knowledge knowledge = learnt_at_half_load(10, 20, times);
+    const SimConfig config = service(10, 20, times, 1.6, /*seed=*/7);
+    std::optional<double> proven[2];
+    Figures first[2];
+    for (int warm = 0; warm < 2; ++warm) {
+      Loop loop(config);
+      if (warm) loop.warm_start(knowledge);
+      loop.run(10);
+      proven[warm] = loop.proven_at();
+      first[warm] = loop.figures(0, 2.5);
+      const std::string name =
+          std::string("overload_at_restart_") + times_name(times) + (warm ? "_warm" : "_cold");
+      record(name, first[warm]);
+      std::printf("[ figures  ] %s: queue proven at %.1f s\n", name.c_str(),
+                  proven[warm].value_or(-1.0));
+    }
+    ASSERT_TRUE(proven[0].has_value() && proven[1].has_value());
+    EXPECT_LE(*proven[1], *proven[0]) << times_name(times);
+    EXPECT_LE(first[1].p99_ratio, first[0].p99_ratio * 1.05) << times_name(times);
+  }
+}
+
+// What was learnt at half load must not make a busier healthy service look
+// queued: 0.7x and 0.9x after a warm start shed nothing.
+struct WarmShape {
+  const char* name;
+  uint32_t workers;
+  double service_ms;
+};
+
+class CapacityWarmNeverHarmTest : public ::testing::TestWithParam<WarmShape> {};
+
+TEST_P(CapacityWarmNeverHarmTest, ABusierHealthyServiceIsNeverShed) {
+  const WarmShape& c = GetParam();
+  for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
+    const Knowledge knowledge = learnt_at_half_load(c.workers, c.service_ms, times);
+    for (double load : {0.7, 0.9}) {
+      Loop loop(service(c.workers, c.service_ms, times, load, /*seed=*/9));
+      loop.warm_start(knowledge);
+      const double seconds = std::max(60.0, 30 * c.service_ms / 1000.0);
+      loop.run(seconds);
+      const std::string name = std::string("warm_") + c.name + "_" + times_name(times) + "_" +
+                               std::to_string(static_cast<int>(load * 100));
+      const Figures f = loop.figures(0, seconds);
+      record(name, f);
+      EXPECT_EQ(f.sheds, 0u) << name;
+      EXPECT_TRUE(loop.limit().open()) << name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CapacityWarmNeverHarmTest,
+                         ::testing::Values(WarmShape{"fast_c10", 10, 20},
+                                           WarmShape{"busy_c100", 100, 200},
+                                           WarmShape{"high_concurrency_c200", 200, 1000}),
+                         [](const ::testing::TestParamInfo<WarmShape>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// The service got slower by itself (a deploy: 20 ms learnt, 30 ms now) and
+// runs at 0.9x of its new capacity: learnt knowledge must not refuse it.
+TEST(CapacityWarmStartTest, AServiceThatGotSlowerIsNoQueue) {
+  for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
+    const Knowledge knowledge = learnt_at_half_load(10, 20, times);
+    Loop loop(service(10, 30, times, 0.9, /*seed=*/11));
+    loop.warm_start(knowledge);
+    loop.run(60);
+    const Figures f = loop.figures(0, 60);
+    record(std::string("slower_") + times_name(times), f);
+    EXPECT_EQ(f.sheds, 0u) << times_name(times);
+  }
+}
+
+// Knowledge of another service on the port (20 ms learnt, a 200 x 1 s
+// service now at 0.9x): no tick agrees with it, so it is ignored, and not
+// kept in place of what this run learns.
+TEST(CapacityWarmStartTest, KnowledgeOfAnotherServiceIsIgnored) {
+  const Knowledge knowledge = learnt_at_half_load(10, 20, ServiceTimes::kFixed);
+  Loop loop(service(200, 1000, ServiceTimes::kExponential, 0.9, /*seed=*/13));
+  loop.warm_start(knowledge);
+  loop.run(2);
+  EXPECT_FALSE(loop.limit().knowledge().has_value());
+  loop.run(58);
+  const Figures f = loop.figures(0, 60);
+  record("another_service", f);
+  EXPECT_EQ(f.sheds, 0u);
+  const std::optional<Knowledge> learnt = loop.limit().knowledge();
+  ASSERT_TRUE(learnt.has_value());
+  EXPECT_GT(learnt->floor_seconds, 1.0);
+}
+
+}  // namespace
+}  // namespace edgeshed::law

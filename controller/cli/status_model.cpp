@@ -191,6 +191,13 @@ void daemon_lines(const Json& json, const Json& health, std::vector<std::string>
       num(d.pressure), drivers.empty() ? "none" : drivers, d.mode,
       d.adaptive_limit_open ? fmt::format("{} (open: no queue seen yet)", d.adaptive_limit)
                             : std::to_string(d.adaptive_limit)));
+  if (d.learnt) {
+    out.push_back(fmt::format(
+        "  learnt while healthy: no-queue response {:.1f} ms at {:.0f}/s with {} in service "
+        "(at most {}), over {} ticks",
+        d.learnt->floor_ms, d.learnt->rate, d.learnt->inflight, d.learnt->peak_inflight,
+        d.learnt->readings));
+  }
   if (d.fail_open) {
     out.emplace_back(
         "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");

@@ -80,6 +80,15 @@ struct DaemonConfig {
   int32_t nice = -10;
   // State file, level file, control socket, runtime changes and locks.
   std::string run_dir = "/run/edgeshed";
+  // What the limit learnt of the service (learnt.json), kept across restarts
+  // and reboots. Empty: /var/lib/edgeshed for the default run_dir, else
+  // run_dir/state, so that two daemons on one host never share it.
+  std::string state_dir;
+
+  std::string effective_state_dir() const {
+    if (!state_dir.empty()) return state_dir;
+    return run_dir == "/run/edgeshed" ? "/var/lib/edgeshed" : run_dir + "/state";
+  }
 };
 
 // Where a listener of the daemon listens: `listen` in [metrics] and [agent].

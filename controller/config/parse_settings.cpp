@@ -79,6 +79,10 @@ void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
       (daemon.run_dir.empty() || daemon.run_dir.front() != '/')) {
     reader.invalid("run_dir", "must be an absolute path");
   }
+  if (reader.string("state_dir", daemon.state_dir) &&
+      (daemon.state_dir.empty() || daemon.state_dir.front() != '/')) {
+    reader.invalid("state_dir", "must be an absolute path");
+  }
   const bool heartbeat_invalid =
       !heartbeat_set && reader.source_table().contains("heartbeat_timeout");
   // One late tick must not make the data plane fail open.

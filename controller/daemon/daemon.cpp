@@ -39,6 +39,18 @@ sigset_t control_signals() {
   return mask;
 }
 
+std::vector<uint16_t> tcp_ports(const config::Config& config) {
+  std::vector<uint16_t> ports;
+  for (const auto& p : config.ports) {
+    if (p.protocol == config::Protocol::kTcp) ports.push_back(p.port);
+  }
+  return ports;
+}
+
+int64_t unix_ms(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 }  // namespace
 
 Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunDir run_dir)
@@ -49,7 +61,8 @@ Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunD
                [this](const RuntimeChanges& c) { apply_runtime_changes(c); }),
       law_(std::make_unique<law::LevelControlLaw>(config_.law_config(), clock_)),
       publisher_(config_, config_path_, clock_, changes_, notifier_),
-      tick_(dataplane_, {clock_, wall_}, *law_, changes_, publisher_, TickSettings::from(config_)) {
+      tick_(dataplane_, {clock_, wall_}, *law_, changes_, publisher_, TickSettings::from(config_)),
+      learnt_(tcp_ports(config_)) {
   changes_.set_critical_floor(config_.critical_floor);
 }
 
@@ -122,8 +135,16 @@ Status Daemon::start_serving() {
   auto control = ControlServer::listen(run_dir_.path(kControlSocketName));
   if (!control) return control.error();
   control_.emplace(std::move(*control));
+  if (auto knowledge = learnt_.load(config_.daemon.effective_state_dir(), unix_ms(wall_.now()))) {
+    law_->warm_start(*knowledge);
+  }
   tick_.begin();
   return {};
+}
+
+void Daemon::keep_learnt(const std::optional<law::Knowledge>& knowledge, bool now_or_never) {
+  learnt_.keep(knowledge, config_.daemon.effective_state_dir(), clock_.now(), unix_ms(wall_.now()),
+               now_or_never);
 }
 
 void Daemon::apply_runtime_changes(const RuntimeChanges& changes) {
@@ -171,6 +192,7 @@ void Daemon::reload() {
   changes_.set_critical_floor(plan.config.critical_floor);
   spdlog::set_level(spdlog::level::from_str(plan.config.daemon.log_level));
   config_ = std::move(plan.config);
+  learnt_.set_ports(tcp_ports(config_));
   publisher_.count_reload(true);
   spdlog::info("reloaded {}", config_path_);
   notifier_.ready("reloaded");
@@ -178,6 +200,7 @@ void Daemon::reload() {
 
 void Daemon::stop() {
   notifier_.stopping();
+  keep_learnt(law_->limit_knowledge(), /*now_or_never=*/true);
   publisher_.withdraw();
   run_dir_.forget_starts();
   if (config_.daemon.on_exit == config::OnExit::kDetach) {
@@ -232,7 +255,7 @@ int Daemon::run() {
     if (fds[0].revents & POLLIN) {
       uint64_t expirations = 0;
       (void)read(timer.get(), &expirations, sizeof(expirations));
-      (void)tick_.run();
+      keep_learnt(tick_.run().decision.limit_knowledge);
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "daemon/attached_dataplane.h"
+#include "daemon/learnt_keeper.h"
 #include "daemon/operator_changes.h"
 #include "daemon/publisher.h"
 #include "daemon/run_dir.h"
@@ -63,6 +64,8 @@ class Daemon {
   void reload();
   void refuse_reload(const std::string& why);
   void stop();
+  // After a tick, and at a clean stop: what the limit learnt, to the state directory.
+  void keep_learnt(const std::optional<law::Knowledge>& knowledge, bool now_or_never = false);
 
   std::string config_path_;
   config::Config config_;
@@ -78,6 +81,7 @@ class Daemon {
   std::unique_ptr<law::ControlLaw> law_;
   Publisher publisher_;
   Tick tick_;
+  LearntKeeper learnt_;
   std::optional<ipc::ControlServer> control_;
 };
 

@@ -46,6 +46,10 @@ ipc::State make_state(const StateSnapshot& s) {
   st.all_stale = d.all_stale;
   st.adaptive_limit = d.adaptive_limit;
   st.adaptive_limit_open = d.adaptive_limit_open;
+  if (const auto& k = d.limit_knowledge) {
+    st.learnt = ipc::LearntView{k->floor_seconds * 1e3, k->rate, k->inflight, k->peak_inflight,
+                                k->readings};
+  }
   st.interfaces = s.interfaces;
   for (const auto& sig : s.signals) {
     ipc::SignalView g;

@@ -226,6 +226,13 @@ Json to_json(const State& s) {
   j["all_stale"] = s.all_stale;
   j["adaptive_limit"] = s.adaptive_limit;
   j["adaptive_limit_open"] = s.adaptive_limit_open;
+  if (s.learnt) {
+    j["learnt"] = {{"floor_ms", s.learnt->floor_ms},
+                   {"rate", s.learnt->rate},
+                   {"inflight", s.learnt->inflight},
+                   {"peak_inflight", s.learnt->peak_inflight},
+                   {"readings", s.learnt->readings}};
+  }
   j["interfaces"] = s.interfaces;
   j["signals"] = Json::array();
   for (const auto& sig : s.signals) {
@@ -280,6 +287,19 @@ Result<State> parse_state(const Json& j) {
     if (auto status = read(j, top, "adaptive_limit_open", s.adaptive_limit_open); !status) {
       return status.error();
     }
+  }
+  if (auto it = j.find("learnt"); it != j.end()) {
+    LearntView v;
+    const std::string where = "learnt.";
+    if (auto status =
+            first_error({read(*it, where, "floor_ms", v.floor_ms), read(*it, where, "rate", v.rate),
+                         read(*it, where, "inflight", v.inflight),
+                         read(*it, where, "peak_inflight", v.peak_inflight),
+                         read(*it, where, "readings", v.readings)});
+        !status) {
+      return status.error();
+    }
+    s.learnt = v;
   }
   auto signals = j.find("signals");
   if (signals == j.end() || !signals->is_array()) return Error{"\"signals\" is not a list"};

@@ -55,6 +55,16 @@ struct PortLatencyView {
   bool operator==(const PortLatencyView&) const = default;
 };
 
+// What the adaptive limit learnt of the service while it did not queue.
+struct LearntView {
+  double floor_ms = 0.0;  // response time with no queue
+  double rate = 0.0;      // completions per second then
+  uint32_t inflight = 0;  // requests in service then
+  uint32_t peak_inflight = 0;
+  uint64_t readings = 0;  // ticks learnt from
+  bool operator==(const LearntView&) const = default;
+};
+
 // The policy the law chose for one class; nullopt: unlimited.
 struct ClassPolicyView {
   std::string name;
@@ -116,6 +126,7 @@ struct State {
   bool all_stale = false;
   uint32_t adaptive_limit = 0;
   bool adaptive_limit_open = false;  // absent in a state file before it: false
+  std::optional<LearntView> learnt;  // nothing learnt yet, or a daemon before it: absent
   std::vector<std::string> interfaces;
   std::vector<SignalView> signals;
   std::optional<std::vector<PortLatencyView>> latency;  // none measured: absent

@@ -79,6 +79,7 @@ Decision LevelControlLaw::tick(const TickInputs& inputs) {
   // Learn from the interval that just ended before deciding the next one.
   decision.adaptive_limit = limit_->update(limit_sample(inputs, now));
   decision.adaptive_limit_open = limit_->open();
+  decision.limit_knowledge = limit_->knowledge();
 
   const PressureSummary summary = summarize_pressure(inputs.signals);
   decision.pressure = summary.pressure;

@@ -63,6 +63,8 @@ struct Decision {
   std::array<ClassPolicy, kNumClasses> policies;
   uint32_t adaptive_limit = 0;
   bool adaptive_limit_open = false;  // no queue seen yet: the limit binds nowhere
+  // What the limit learnt of the service (status, and the state directory).
+  std::optional<Knowledge> limit_knowledge;
   bool all_stale = false;
   bool fail_open = false;  // all signals stale and all_stale = fail_open: admit all
   Mode mode = Mode::kObserve;

@@ -1037,5 +1037,23 @@ TEST(ConfigTest, MetricsListenAddress) {
   EXPECT_NE(rel.error().message.find("absolute path"), std::string::npos);
 }
 
+// Two daemons on one host never share what they learnt; a test's daemon
+// keeps it in its own folder.
+TEST(ConfigTest, TheStateDirectoryFollowsTheRunDirectoryUnlessSet) {
+  auto defaults = parse_config("", "m.toml");
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  EXPECT_EQ(defaults->daemon.effective_state_dir(), "/var/lib/edgeshed");
+  auto own_run = parse_config("[daemon]\nrun_dir = \"/tmp/x/run\"\n", "m.toml");
+  ASSERT_TRUE(own_run) << own_run.error().message;
+  EXPECT_EQ(own_run->daemon.effective_state_dir(), "/tmp/x/run/state");
+  auto set =
+      parse_config("[daemon]\nrun_dir = \"/tmp/x/run\"\nstate_dir = \"/srv/es\"\n", "m.toml");
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_EQ(set->daemon.effective_state_dir(), "/srv/es");
+  auto rel = parse_config("[daemon]\nstate_dir = \"state\"\n", "m.toml");
+  ASSERT_FALSE(rel);
+  EXPECT_NE(rel.error().message.find("daemon.state_dir"), std::string::npos) << rel.error().message;
+}
+
 }  // namespace
 }  // namespace edgeshed::config

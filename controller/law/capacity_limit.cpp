@@ -143,6 +143,20 @@ std::optional<double> CapacityLimit::unproven_rate(const LimitSample& sample) {
   return static_cast<double>(completed) / std::chrono::duration<double>(covered).count();
 }
 
+std::optional<double> CapacityLimit::saturated_rate() const {
+  if (queue_ticks_ < kQueueTicks || unproven_completions_.size() < kQueueTicks + 1) {
+    return std::nullopt;
+  }
+  // The completions of the last kQueueTicks ticks, over the time since the
+  // tick before them.
+  const auto end = unproven_completions_.end();
+  uint64_t completed = 0;
+  for (auto it = end - kQueueTicks; it != end; ++it) completed += it->second;
+  const auto covered = (end - 1)->first - (end - kQueueTicks - 1)->first;
+  if (covered.count() <= 0 || completed < kReadingCompletions) return std::nullopt;
+  return static_cast<double>(completed) / std::chrono::duration<double>(covered).count();
+}
+
 bool CapacityLimit::prove_queue(const LimitSample& sample) {
   const uint32_t inflight = std::max(sample.inflight, sample.peak_inflight);
   // Shedding at max: the limit binds already, whatever the latency says.
@@ -213,17 +227,27 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
   if (!queue) return false;
   // Little's law at saturation: the concurrency that completes what the
   // service completes now, at the latency it had before the queue. Where
-  // there was no such latency (a backlog before the law), `initial`.
-  const double saturation =
-      rate && lowest ? *rate * lowest->latency : static_cast<double>(config_.initial);
-  // A learnt floor is no backlog's latency: Little's law needs no bounds.
-  if (!lowest || !lowest->learnt) {
-    estimate_ = std::clamp<double>(saturation, config_.initial, kMaxStartFactor * config_.initial);
+  // there was no such latency (a backlog before the law), `initial`; where
+  // that latency is of the last seconds only, it may be a backlog's, and the
+  // start stays within [initial, kMaxStartFactor x initial]. A floor learnt
+  // over minutes of healthy ticks (this run's, or a warm start's that a tick
+  // agreed with) is no backlog's: Little's law needs no upper bound, and a
+  // service of 200 slots starts near 200, not at 80.
+  const std::optional<Knowledge> learnt = knowledge();
+  if (rate && learnt) {
+    // The rate of the ticks that proved it: the window may still hold ticks
+    // from before the overload (at 0.5x before a 2x overload, 7 for 10 slots).
+    estimate_ = saturated_rate().value_or(*rate) * learnt->floor_seconds;
+  } else if (rate && lowest) {
+    estimate_ = std::clamp<double>(*rate * lowest->latency, config_.initial,
+                                   kMaxStartFactor * config_.initial);
   } else {
-    estimate_ = saturation;
+    estimate_ = config_.initial;
   }
   estimate_ = std::clamp<double>(estimate_, config_.min, config_.max);
   unproven_ = false;
+  // The ticks of the memory before the evidence were the queue growing.
+  while (!learnt_.empty() && sample.now - learnt_.back().at < kQueueMemory) learnt_.pop_back();
   readings_.clear();
   unproven_completions_.clear();
   return true;

@@ -132,6 +132,8 @@ class CapacityLimit final : public LimitAlgorithm {
   };
   // Step 0: completions per second over kRateWindow, when enough to count.
   std::optional<double> unproven_rate(const LimitSample& sample);
+  // Step 0: completions per second over the ticks that proved the queue.
+  std::optional<double> saturated_rate() const;
   // Keeps a healthy tick of step 0 for knowledge().
   void learn(const Reading& reading);
   // Whether this tick proves a queue; ends step 0 when it does.

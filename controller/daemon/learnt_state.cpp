@@ -17,11 +17,14 @@ namespace {
 
 using Json = nlohmann::json;
 
+// "ports 80 (uid 33), 443": each port with the user listening on it.
 std::string describe(const ServiceIdentity& s) {
-  std::string text = "ports";
-  for (uint16_t p : s.ports) text += " " + std::to_string(p);
-  for (const auto& l : s.listeners) {
-    text += ", " + std::to_string(l.port) + " listened on by uid " + std::to_string(l.uid);
+  std::string text = s.ports.size() == 1 ? "port" : "ports";
+  for (size_t i = 0; i < s.ports.size(); ++i) {
+    text += (i == 0 ? " " : ", ") + std::to_string(s.ports[i]);
+    for (const auto& l : s.listeners) {
+      if (l.port == s.ports[i]) text += " (uid " + std::to_string(l.uid) + ")";
+    }
   }
   return text;
 }

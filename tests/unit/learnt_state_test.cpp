@@ -86,7 +86,7 @@ TEST_F(LearntStateTest, AnotherServiceIsIgnored) {
   auto other_user = load_learnt_state(dir_, service(1000), kNow);
   ASSERT_FALSE(other_user);
   EXPECT_THAT(other_user.error().message, HasSubstr("of another service"));
-  EXPECT_THAT(other_user.error().message, HasSubstr("80 listened on by uid 1000"));
+  EXPECT_THAT(other_user.error().message, HasSubstr("(ports 80 (uid 33), 443 (uid 33); now ports 80 (uid 1000), 443 (uid 1000))"));
   ServiceIdentity other_ports = service();
   other_ports.ports = {8080};
   other_ports.listeners = {};

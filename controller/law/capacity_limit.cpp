@@ -49,6 +49,7 @@ constexpr std::chrono::nanoseconds kQueueMemory = std::chrono::seconds(2);
 constexpr double kQueueMemoryLatencies = 5.0;
 // Step 0: throughput over the latency signal's own window.
 constexpr std::chrono::nanoseconds kRateWindow = std::chrono::milliseconds(500);
+constexpr std::chrono::nanoseconds kMaxRateWindow = std::chrono::seconds(10);
 // Step 0: a tick's reading counts with this many completions in kRateWindow
 // (a latency and a rate of a few responses are noise; a service ramping up
 // completes its shortest requests first).
@@ -127,20 +128,42 @@ uint32_t CapacityLimit::limit() const {
 
 std::optional<double> CapacityLimit::unproven_rate(const LimitSample& sample) {
   if (!sample.completions || sample.interval.count() <= 0) return std::nullopt;
-  unproven_completions_.emplace_back(sample.now, *sample.completions);
+  unproven_completions_.push_back({sample.now, *sample.completions, sample.latency_seconds});
   // Ticks before the first completion are before the traffic: counted, they
   // would make a load that starts after a quiet spell look like a ramp-up.
-  while (!unproven_completions_.empty() &&
-         (sample.now - unproven_completions_.front().first >= kRateWindow ||
-          unproven_completions_.front().second == 0)) {
+  // A slow service completes fewer than kReadingCompletions in kRateWindow
+  // (10 x 2 s: 5 a second): its window stretches until it holds that many,
+  // up to kMaxRateWindow, or its queue would never be proven.
+  uint64_t completed = 0;
+  for (const auto& tick : unproven_completions_) completed += tick.count;
+  while (!unproven_completions_.empty()) {
+    const auto& [at, count, latency] = unproven_completions_.front();
+    const auto age = sample.now - at;
+    const bool stale =
+        age >= kMaxRateWindow || (age >= kRateWindow && completed - count >= kReadingCompletions);
+    if (count != 0 && !stale) break;
+    completed -= count;
     unproven_completions_.pop_front();
   }
-  if (unproven_completions_.empty()) return std::nullopt;
-  uint64_t completed = 0;
-  for (const auto& tick : unproven_completions_) completed += tick.second;
   if (completed < kReadingCompletions) return std::nullopt;
-  const auto covered = sample.now - unproven_completions_.front().first + sample.interval;
+  const auto covered = sample.now - unproven_completions_.front().at + sample.interval;
   return static_cast<double>(completed) / std::chrono::duration<double>(covered).count();
+}
+
+std::optional<double> CapacityLimit::stretched_latency(const LimitSample& sample) const {
+  if (unproven_completions_.empty() ||
+      sample.now - unproven_completions_.front().at < kRateWindow) {
+    return std::nullopt;
+  }
+  double sum = 0.0;
+  uint64_t weight = 0;
+  for (const auto& tick : unproven_completions_) {
+    if (!tick.latency || !std::isfinite(*tick.latency) || tick.count == 0) continue;
+    sum += *tick.latency * static_cast<double>(tick.count);
+    weight += tick.count;
+  }
+  if (weight == 0) return std::nullopt;
+  return sum / static_cast<double>(weight);
 }
 
 std::optional<double> CapacityLimit::saturated_rate() const {
@@ -151,8 +174,8 @@ std::optional<double> CapacityLimit::saturated_rate() const {
   // tick before them.
   const auto end = unproven_completions_.end();
   uint64_t completed = 0;
-  for (auto it = end - kQueueTicks; it != end; ++it) completed += it->second;
-  const auto covered = (end - 1)->first - (end - kQueueTicks - 1)->first;
+  for (auto it = end - kQueueTicks; it != end; ++it) completed += it->count;
+  const auto covered = (end - 1)->at - (end - kQueueTicks - 1)->at;
   if (covered.count() <= 0 || completed < kReadingCompletions) return std::nullopt;
   return static_cast<double>(completed) / std::chrono::duration<double>(covered).count();
 }
@@ -169,7 +192,9 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
   // between them breaks the row.
   if (!measured) queue_ticks_ = 0;
   if (measured) {
-    const double latency = *sample.latency_seconds;
+    const std::optional<double> slow_latency = stretched_latency(sample);
+    const bool stretched = slow_latency.has_value();
+    const double latency = slow_latency.value_or(*sample.latency_seconds);
     // Knowledge of another service, or of this one before a change, must not
     // make a healthy service look queued: it counts once a tick of this run
     // agrees with its floor.
@@ -222,7 +247,21 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
     queue_ticks_ =
         rising && (queue_ticks_ == 0 || inflight >= last_inflight_) ? queue_ticks_ + 1 : 0;
     last_inflight_ = inflight;
-    queue = queue || queue_ticks_ >= kQueueTicks;
+    if (!stretched) {
+      queue = queue || queue_ticks_ >= kQueueTicks;
+    } else if (!rising) {
+      slow_evidence_.reset();
+    } else if (!slow_evidence_) {
+      slow_evidence_ = std::make_pair(sample.now, inflight);
+    } else {
+      // A slow service's in-flight and latency wander for seconds at 0.9x
+      // (10 x 2 s exponential: 14 shed when two ticks in a row were enough),
+      // and its ticks without a response are many: the evidence must hold
+      // on every reading for one no-queue latency, in-flight not fallen.
+      queue = queue || (inflight >= slow_evidence_->second &&
+                        std::chrono::duration<double>(sample.now - slow_evidence_->first).count() >=
+                            lowest->latency);
+    }
   }
   if (!queue) return false;
   // Little's law at saturation: the concurrency that completes what the

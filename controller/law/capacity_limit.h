@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "law/limit_algorithm.h"
@@ -132,6 +133,10 @@ class CapacityLimit final : public LimitAlgorithm {
   };
   // Step 0: completions per second over kRateWindow, when enough to count.
   std::optional<double> unproven_rate(const LimitSample& sample);
+  // Step 0: where the rate window stretched past kRateWindow (a slow
+  // service), the completion-weighted mean of its ticks' latencies: one
+  // tick's quantile of a few responses is noise.
+  std::optional<double> stretched_latency(const LimitSample& sample) const;
   // Step 0: completions per second over the ticks that proved the queue.
   std::optional<double> saturated_rate() const;
   // Keeps a healthy tick of step 0 for knowledge().
@@ -171,14 +176,23 @@ class CapacityLimit final : public LimitAlgorithm {
   bool unproven_;
   std::deque<Reading> readings_;  // step 0's memory, oldest first
   int queue_ticks_ = 0;           // step 0: ticks in a row with evidence of a queue
+  // Step 0, slow services: since when, and at what in-flight, every reading
+  // has shown a queue.
+  std::optional<std::pair<std::chrono::nanoseconds, uint32_t>> slow_evidence_;
   uint32_t last_inflight_ = 0;
   // Step 0's healthy ticks with a rate, oldest first, for knowledge().
   std::deque<Reading> learnt_;
   uint64_t learnt_readings_ = 0;
   std::optional<Knowledge> warm_;  // from warm_start()
   bool warm_placed_ = false;       // a tick agreed: among readings_ since then
-  // Step 0: the completions of the ticks in kRateWindow, oldest first.
-  std::deque<std::pair<std::chrono::nanoseconds, uint64_t>> unproven_completions_;
+  // Step 0: the completions (and latency) of the ticks in the rate window,
+  // oldest first.
+  struct TickCompletions {
+    std::chrono::nanoseconds at;
+    uint64_t count;
+    std::optional<double> latency;
+  };
+  std::deque<TickCompletions> unproven_completions_;
 };
 
 }  // namespace edgeshed::law

@@ -256,10 +256,10 @@ server_cpu_s() {
 		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); s += $12 + $13 } END { printf "%.2f\n", s / hz }'
 }
 
-# start_matrix_daemon TEMPLATE PORT [KEY=VALUE...]: start_daemon with the
+# matrix_config TEMPLATE PORT [KEY=VALUE...]: render_config with the
 # template's "port = 80" changed to PORT (the benchmark's port is not 80; see
-# bench_lib.sh's SVC_PORT).
-start_matrix_daemon() {
+# bench_lib.sh's SVC_PORT); prints the file's path.
+matrix_config() {
 	local name=$1 port=$2 cfg
 	shift 2
 	cfg=$(render_config "$name" "$@")
@@ -267,7 +267,32 @@ start_matrix_daemon() {
 		sed -i "s/^port = 80\$/port = $port/" "$cfg"
 		grep -q "^port = $port\$" "$cfg" || fail "no port $port in $cfg"
 	fi
+	echo "$cfg"
+}
+# start_matrix_daemon TEMPLATE PORT [KEY=VALUE...]: start_daemon with
+# matrix_config's file.
+start_matrix_daemon() {
+	local cfg
+	cfg=$(matrix_config "$@")
 	start_daemon_config "$cfg"
+}
+# config_mode FILE MODE: a rendered config's data plane mode set to MODE.
+config_mode() {
+	sed -i "s/^mode = \".*\"\$/mode = \"$2\"/" "$1"
+	grep -q "^mode = \"$2\"\$" "$1" || fail "no mode $2 in $1"
+}
+# learn_observing PORT RATE SECONDS: the runbook's first step, observe mode
+# (port_only.toml otherwise), under RATE/s (Poisson, a new connection per
+# request) for SECONDS, then a clean stop, which keeps what the limit learnt
+# in run_dir/state for the next start. The load's figures: learn.json/.csv.
+learn_observing() {
+	local port=$1 rate=$2 secs=$3 cfg
+	cfg=$(matrix_config port_only "$port")
+	config_mode "$cfg" observe
+	start_daemon_config "$cfg"
+	load learn --port "$port" --rate "$rate" --poisson --duration-s "$secs" \
+		--count $((rate * secs)) --timeout-ms 5000
+	stop_daemon
 }
 
 # csv_figures CSV FROM_MS TO_MS [5XX_IS_SHED]: one line "OK SHED LOST P50

@@ -27,10 +27,8 @@ OVERLOAD_S=4
 STATE_FILE=
 daemon_with_mode() { # MODE [PORT]
 	local cfg
-	cfg=$(render_config port_only)
-	sed -i "s/^mode = \"enforce\"\$/mode = \"$1\"/" "$cfg"
-	grep -q "^mode = \"$1\"\$" "$cfg" || fail "no mode $1 in $cfg"
-	if [ -n "${2:-}" ]; then sed -i "s/^port = 80\$/port = $2/" "$cfg"; fi
+	cfg=$(matrix_config port_only "${2:-$PORT}")
+	config_mode "$cfg" "$1"
 	start_daemon_config "$cfg"
 }
 

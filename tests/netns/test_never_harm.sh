@@ -25,8 +25,9 @@
 # at 0.9x its nominal capacity (Poisson arrivals), for BUSY_S seconds: the
 # daemon starts 1 s before the load (a cold start) and is restarted halfway
 # (a new daemon with the clients connected: ~0.9 W requests in service at
-# its first tick). Two shapes: 100 x 200 ms (~90 in service) and 200 x 1 s
-# (~180 in service), each above any fixed initial limit.
+# its first tick). Three shapes: 100 x 200 ms (~90 in service), 200 x 1 s
+# (~180 in service), each above any fixed initial limit, and the slow one,
+# 50 x 2 s (~45 in service, two responses a tick).
 # Precondition, without edgeshed: nothing refused or lost, admitted p99
 # <= 1.5x S.
 # Claims with edgeshed: 0 refused, 0 lost, admitted p99 <= 1.5x S, and the
@@ -68,7 +69,9 @@
 source "$(dirname "$0")/servers_lib.sh"
 
 PORT=80
-IDLE_N=2000
+# The issue asks for 10,000 idle connections: `make test` holds 2,000 (the
+# case's minute stays short); NEVER_HARM_IDLE_N=10000 runs the full crowd.
+IDLE_N=${NEVER_HARM_IDLE_N:-2000}
 HOLD_MAX_S=40     # the holder's own bound; SIGUSR1 ends it once the load is done
 IDLE_LOAD_S=4
 BUSY_S=10
@@ -235,6 +238,7 @@ busy() {
 
 busy busy.100x200ms 100 200
 busy busy.200x1s 200 1000
+busy busy.50x2s 50 2000
 
 # shapes NAME RATE: the long-lived shapes on the eager server (see the top):
 # the crowd's polls and streams, then the load at RATE under them, then the

@@ -325,6 +325,22 @@ INSTANTIATE_TEST_SUITE_P(
                       ColdCase{"x5_exp_c50", 50, ServiceTimes::kExponential, 5.0}),
     [](const ::testing::TestParamInfo<ColdCase>& info) { return std::string(info.param.name); });
 
+// A slow service completes too few responses in the 500 ms rate window to
+// make a reading (10 x 2 s: 5 a second); before the window stretched to
+// hold 20, its overload was never proven (50 x 2 s: after 14.9 s, by
+// chance). Stretched, the evidence must last one no-queue latency: 10 x 2 s
+// is proven after 20.2 s, 50 x 2 s after 13.3 s.
+TEST(CapacityOpenStartTest, ASlowServiceIsProvenToo) {
+  for (uint32_t workers : {10u, 50u}) {
+    Loop loop(service(workers, 2000, ServiceTimes::kFixed, 1.6, /*seed=*/3));
+    loop.run(60);
+    ASSERT_TRUE(loop.proven_at().has_value()) << workers << " x 2 s";
+    std::printf("[ figures  ] slow_c%u: queue proven at %.1f s (%.1f service times)\n", workers,
+                *loop.proven_at(), *loop.proven_at() / 2.0);
+    EXPECT_LE(*loop.proven_at(), 12 * 2.0) << workers << " x 2 s";
+  }
+}
+
 // Never harm a healthy service, whatever its shape: from a cold start, at
 // 0.7x and 0.9x, nothing is shed, although most of these carry more requests
 // in service than any fixed initial limit would admit (200 x 1 s at 0.9x:
@@ -356,14 +372,12 @@ TEST_P(CapacityNeverHarmTest, AHealthyServiceIsNeverShed) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, CapacityNeverHarmTest,
-                         ::testing::Values(ShapeCase{"fast_c10", 10, 20},
-                                           ShapeCase{"busy_c100", 100, 200},
-                                           ShapeCase{"high_concurrency_c200", 200, 1000},
-                                           ShapeCase{"slow_c50", 50, 2000}),
-                         [](const ::testing::TestParamInfo<ShapeCase>& info) {
-                           return std::string(info.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CapacityNeverHarmTest,
+    ::testing::Values(ShapeCase{"fast_c10", 10, 20}, ShapeCase{"busy_c100", 100, 200},
+                      ShapeCase{"high_concurrency_c200", 200, 1000},
+                      ShapeCase{"slow_c50", 50, 2000}, ShapeCase{"slow_c10", 10, 2000}),
+    [](const ::testing::TestParamInfo<ShapeCase>& info) { return std::string(info.param.name); });
 
 // A slow service (S = 200 ms: 50 responses a second at C = 10) gives the
 // quantile few samples: the targets are not met yet. Guards against the

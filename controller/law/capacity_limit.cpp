@@ -96,6 +96,7 @@ std::optional<Knowledge> CapacityLimit::knowledge() const {
     k.inflight = whole_limit(estimate_, config_.min);
     k.rate = estimate_ / *floor_;
     k.peak_inflight = std::max(k.inflight, warm_placed_ ? warm_->peak_inflight : 0u);
+    for (const Reading& r : learnt_) k.peak_inflight = std::max(k.peak_inflight, r.inflight);
     k.readings = learnt_readings_ + (warm_placed_ ? warm_->readings : 0);
     return k;
   }
@@ -248,6 +249,7 @@ bool CapacityLimit::prove_queue(const LimitSample& sample) {
         rising && (queue_ticks_ == 0 || inflight >= last_inflight_) ? queue_ticks_ + 1 : 0;
     last_inflight_ = inflight;
     if (!stretched) {
+      slow_evidence_.reset();
       queue = queue || queue_ticks_ >= kQueueTicks;
     } else if (!rising) {
       slow_evidence_.reset();

@@ -33,12 +33,18 @@ namespace edgeshed::law {
 //     latency risen by a share of the wait Little's law gives the added
 //     in-flight if it were queued. A steady load under capacity never shows
 //     it; long polls and idle crowds raise in-flight, not the others'
-//     latency. Shedding at max is evidence too.
+//     latency. Shedding at max is evidence too. A slow service (under 40
+//     responses a second) makes a reading once its rate window, stretched up
+//     to 10 s, holds 20 responses, with their mean latency; its evidence
+//     must then hold on every reading for one no-queue latency.
 //     The limit then starts where Little's law puts the concurrency at
 //     saturation, completions per second x that lowest latency, within
 //     [initial, 4 x initial]: from a cold start into 1.6x, 21 for 10 x 20 ms
-//     on the first try. The price: the queue of the ~4 ticks before (the
-//     requests admitted then wait as without edgeshed).
+//     on the first try. With a floor learnt over minutes of healthy ticks
+//     (knowledge(), this run's or a warm start's), at that floor times the
+//     rate of the ticks that proved the queue, unbounded. The price: the
+//     queue of the ~4 ticks before (the requests admitted then wait as
+//     without edgeshed).
 //  1. floor: the latency with no queue. Measured by a probe: the limit held at
 //     probe_factor (0.75) x itself for probe_time (longer for a slow service)
 //     while the limit binds; the probe's mean latency is the floor if the

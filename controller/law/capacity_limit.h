@@ -4,10 +4,9 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
-#include <utility>
-#include <vector>
 
 #include "law/limit_algorithm.h"
+#include "law/open_start.h"
 
 namespace edgeshed::law {
 
@@ -98,18 +97,12 @@ class CapacityLimit final : public LimitAlgorithm {
   double estimate() const { return estimate_; }
   // No evidence of a queue yet: the limit does not bind (step 0).
   bool open() const override { return unproven_; }
-  // While open: the healthy ticks of the last kLearnMemory (a low quantile of
-  // their latencies, the median of their in-flight and rate). Once proven:
-  // the probe-confirmed floor and the limit at it (Little's law), or nothing
-  // until a probe confirms it: ticks of an overload that started before the
-  // law look healthy to step 0 and must not be kept. A warm start's knowledge
-  // stands until this run has learnt as much.
+  // While open: step 0's (open_start.h). Once proven: the probe-confirmed
+  // floor and the limit at it (Little's law), or nothing until a probe
+  // confirms it: ticks of an overload that started before the law look
+  // healthy to step 0 and must not be kept.
   std::optional<Knowledge> knowledge() const override;
-  // Once a tick of this run agrees with the learnt floor (the same service),
-  // step 0 compares the next ticks with that floor too, for as long as it
-  // remembers a tick, and the limit then starts at Little's law unclamped.
-  // Knowledge no tick agrees with is ignored, and not kept.
-  void warm_start(const Knowledge& knowledge) override;
+  void warm_start(const Knowledge& knowledge) override { open_start_.warm_start(knowledge); }
 
  private:
   struct Probe {
@@ -128,27 +121,6 @@ class CapacityLimit final : public LimitAlgorithm {
     int ticks = 0;
   };
   static constexpr std::size_t kRecentTicks = 128;
-
-  // Step 0: one tick's latency and in-flight while unproven.
-  struct Reading {
-    std::chrono::nanoseconds at;
-    double latency;  // seconds
-    uint32_t inflight;
-    std::optional<double> rate;  // completions per second over kRateWindow
-    bool learnt = false;         // a warm start's knowledge, not this run's tick
-  };
-  // Step 0: completions per second over kRateWindow, when enough to count.
-  std::optional<double> unproven_rate(const LimitSample& sample);
-  // Step 0: where the rate window stretched past kRateWindow (a slow
-  // service), the completion-weighted mean of its ticks' latencies: one
-  // tick's quantile of a few responses is noise.
-  std::optional<double> stretched_latency(const LimitSample& sample) const;
-  // Step 0: completions per second over the ticks that proved the queue.
-  std::optional<double> saturated_rate() const;
-  // Keeps a healthy tick of step 0 for knowledge().
-  void learn(const Reading& reading);
-  // Whether this tick proves a queue; ends step 0 when it does.
-  bool prove_queue(const LimitSample& sample);
 
   void start_probe(std::chrono::nanoseconds now, std::optional<double> before_rate,
                    double chain_limit, double chain_latency);
@@ -180,25 +152,8 @@ class CapacityLimit final : public LimitAlgorithm {
   double limit_above_band_ = 0.0;  // estimate when the latency went over the band
   bool calm_ = false;              // the limit had not bound for stale_after
   bool unproven_;
-  std::deque<Reading> readings_;  // step 0's memory, oldest first
-  int queue_ticks_ = 0;           // step 0: ticks in a row with evidence of a queue
-  // Step 0, slow services: since when, and at what in-flight, every reading
-  // has shown a queue.
-  std::optional<std::pair<std::chrono::nanoseconds, uint32_t>> slow_evidence_;
-  uint32_t last_inflight_ = 0;
-  // Step 0's healthy ticks with a rate, oldest first, for knowledge().
-  std::deque<Reading> learnt_;
-  uint64_t learnt_readings_ = 0;
-  std::optional<Knowledge> warm_;  // from warm_start()
-  bool warm_placed_ = false;       // a tick agreed: among readings_ since then
-  // Step 0: the completions (and latency) of the ticks in the rate window,
-  // oldest first.
-  struct TickCompletions {
-    std::chrono::nanoseconds at;
-    uint64_t count;
-    std::optional<double> latency;
-  };
-  std::deque<TickCompletions> unproven_completions_;
+  // Step 0, while unproven.
+  OpenStart open_start_;
 };
 
 }  // namespace edgeshed::law

@@ -1,0 +1,269 @@
+#include "law/open_start.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+namespace edgeshed::law {
+
+namespace {
+// Step 0: a queue shows as latency and in-flight both this factor over the
+// lowest latency remembered (and the in-flight then, plus kQueueSlack).
+constexpr double kQueueRise = 1.5;
+constexpr uint32_t kQueueSlack = 2;
+constexpr double kQueueDeviations = 2.0;
+constexpr int kQueueTicks = 2;
+// Step 0: a queue holds at least this many times the in-flight Little's law
+// gives the throughput at the lowest latency (a burst of a load under
+// capacity measured at most 2.4x in tests/unit/law_capacity_test.cpp).
+constexpr double kQueueDepth = 3.0;
+// Step 0: the share of Little's law's wait for the added in-flight that the
+// latency must show: the window lags a fast-growing queue (a 5x overload
+// after half load showed 0.08 on its first tick, cold starts into 1.6x 0.55
+// to 0.6); 200 long polls beside instant answers show 0.0002.
+constexpr double kQueueExplained = 0.05;
+// Step 0: counting noise of a rate over kRateWindow.
+constexpr double kRateSlack = 1.1;
+constexpr std::chrono::nanoseconds kQueueMemory = std::chrono::seconds(2);
+constexpr double kQueueMemoryLatencies = 5.0;
+// Step 0: throughput over the latency signal's own window.
+constexpr std::chrono::nanoseconds kRateWindow = std::chrono::milliseconds(500);
+constexpr std::chrono::nanoseconds kMaxRateWindow = std::chrono::seconds(10);
+// Step 0: a tick's reading counts with this many completions in kRateWindow
+// (a latency and a rate of a few responses are noise; a service ramping up
+// completes its shortest requests first).
+constexpr uint64_t kReadingCompletions = 20;
+// Step 0: on evidence the limit starts at most this many times `initial`:
+// where a backlog was there before the law, its lowest latency is the
+// backlog's and Little's law would admit it all.
+constexpr double kMaxStartFactor = 4.0;
+// Knowledge: what step 0 keeps of healthy ticks, and the least it trusts.
+constexpr std::chrono::nanoseconds kLearnMemory = std::chrono::minutes(5);
+constexpr std::size_t kMaxLearnt = 4096;
+constexpr std::size_t kMinLearnt = 50;
+// The floor is a low quantile of the ticks' latencies: their minimum sinks
+// with noise, their median carries the queueing of a busy service.
+constexpr double kFloorQuantile = 0.25;
+// A warm start's floor and this run's tick agree within this factor.
+constexpr double kWarmAgreement = 1.5;
+
+double quantile(std::vector<double> values, double q) {
+  const auto nth = values.begin() + static_cast<std::ptrdiff_t>(q * (values.size() - 1));
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
+}
+}  // namespace
+
+void OpenStart::warm_start(const Knowledge& knowledge) {
+  if (!(knowledge.floor_seconds > 0.0) || !std::isfinite(knowledge.floor_seconds) ||
+      !(knowledge.rate > 0.0)) {
+    return;
+  }
+  warm_ = knowledge;
+}
+
+std::optional<Knowledge> OpenStart::knowledge() const {
+  if (learnt_.size() < kMinLearnt) return warm_placed_ ? warm_ : std::nullopt;
+  std::vector<double> latencies;
+  std::vector<double> inflight;
+  std::vector<double> rates;
+  latencies.reserve(learnt_.size());
+  inflight.reserve(learnt_.size());
+  rates.reserve(learnt_.size());
+  for (const Reading& r : learnt_) {
+    latencies.push_back(r.latency);
+    inflight.push_back(r.inflight);
+    rates.push_back(r.rate.value_or(0.0));
+  }
+  Knowledge k;
+  k.floor_seconds = quantile(std::move(latencies), kFloorQuantile);
+  k.inflight = static_cast<uint32_t>(std::lround(quantile(std::move(inflight), 0.5)));
+  k.rate = quantile(std::move(rates), 0.5);
+  k.peak_inflight = healthy_peak();
+  k.readings = readings();
+  return k;
+}
+
+uint32_t OpenStart::healthy_peak() const {
+  uint32_t peak = warm_placed_ ? warm_->peak_inflight : 0;
+  for (const Reading& r : learnt_) peak = std::max(peak, r.inflight);
+  return peak;
+}
+
+uint64_t OpenStart::readings() const {
+  return learnt_readings_ + (warm_placed_ ? warm_->readings : 0);
+}
+
+std::optional<double> OpenStart::rate(const LimitSample& sample) {
+  if (!sample.completions || sample.interval.count() <= 0) return std::nullopt;
+  completions_.push_back({sample.now, *sample.completions, sample.latency_seconds});
+  // Ticks before the first completion are before the traffic: counted, they
+  // would make a load that starts after a quiet spell look like a ramp-up.
+  // A slow service completes fewer than kReadingCompletions in kRateWindow
+  // (10 x 2 s: 5 a second): its window stretches until it holds that many,
+  // up to kMaxRateWindow, or its queue would never be proven.
+  uint64_t completed = 0;
+  for (const auto& tick : completions_) completed += tick.count;
+  while (!completions_.empty()) {
+    const auto& [at, count, latency] = completions_.front();
+    const auto age = sample.now - at;
+    const bool stale =
+        age >= kMaxRateWindow || (age >= kRateWindow && completed - count >= kReadingCompletions);
+    if (count != 0 && !stale) break;
+    completed -= count;
+    completions_.pop_front();
+  }
+  if (completed < kReadingCompletions) return std::nullopt;
+  const auto covered = sample.now - completions_.front().at + sample.interval;
+  return static_cast<double>(completed) / std::chrono::duration<double>(covered).count();
+}
+
+std::optional<double> OpenStart::stretched_latency(const LimitSample& sample) const {
+  if (completions_.empty() || sample.now - completions_.front().at < kRateWindow) {
+    return std::nullopt;
+  }
+  double sum = 0.0;
+  uint64_t weight = 0;
+  for (const auto& tick : completions_) {
+    if (!tick.latency || !std::isfinite(*tick.latency) || tick.count == 0) continue;
+    sum += *tick.latency * static_cast<double>(tick.count);
+    weight += tick.count;
+  }
+  if (weight == 0) return std::nullopt;
+  return sum / static_cast<double>(weight);
+}
+
+std::optional<double> OpenStart::saturated_rate() const {
+  if (queue_ticks_ < kQueueTicks || completions_.size() < kQueueTicks + 1) {
+    return std::nullopt;
+  }
+  // The completions of the last kQueueTicks ticks, over the time since the
+  // tick before them.
+  const auto end = completions_.end();
+  uint64_t completed = 0;
+  for (auto it = end - kQueueTicks; it != end; ++it) completed += it->count;
+  const auto covered = (end - 1)->at - (end - kQueueTicks - 1)->at;
+  if (covered.count() <= 0 || completed < kReadingCompletions) return std::nullopt;
+  return static_cast<double>(completed) / std::chrono::duration<double>(covered).count();
+}
+
+std::optional<double> OpenStart::prove(const LimitSample& sample) {
+  const uint32_t inflight = std::max(sample.inflight, sample.peak_inflight);
+  // Shedding at max: the limit binds already, whatever the latency says.
+  bool queue = sample.sheds > 0 && inflight >= config_.max;
+  const std::optional<double> rate = this->rate(sample);
+  const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&
+                        *sample.latency_seconds > 0.0 && (!sample.completions || rate.has_value());
+  std::optional<Reading> lowest;
+  // Two ticks of evidence are two ticks in a row: one without a reading
+  // between them breaks the row.
+  if (!measured) queue_ticks_ = 0;
+  if (measured) {
+    const std::optional<double> slow_latency = stretched_latency(sample);
+    const bool stretched = slow_latency.has_value();
+    const double latency = slow_latency.value_or(*sample.latency_seconds);
+    // Knowledge of another service, or of this one before a change, must not
+    // make a healthy service look queued: it counts once a tick of this run
+    // agrees with its floor.
+    if (warm_ && !warm_placed_ && rate && latency < warm_->floor_seconds * kWarmAgreement &&
+        latency * kWarmAgreement > warm_->floor_seconds) {
+      readings_.push_back({sample.now, warm_->floor_seconds, warm_->inflight, warm_->rate, true});
+      warm_placed_ = true;
+    }
+    const auto memory = std::max<std::chrono::nanoseconds>(
+        kQueueMemory, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::duration<double>(kQueueMemoryLatencies * latency)));
+    while (!readings_.empty() && sample.now - readings_.front().at > memory) {
+      readings_.pop_front();
+    }
+    const auto it =
+        std::min_element(readings_.begin(), readings_.end(),
+                         [](const Reading& a, const Reading& b) { return a.latency < b.latency; });
+    if (it != readings_.end()) lowest = *it;
+    // A queue: the latency and the requests in service rose together (by
+    // more than Poisson noise: in-flight counts arrivals), and, where
+    // completions are counted, throughput did not rise with them (a service
+    // ramping up completes more as it carries more) and the queue is deep
+    // against what Little's law gives that throughput at the lowest latency.
+    bool rising = false;
+    if (lowest) {
+      const double noise = std::max<double>(kQueueSlack, kQueueDeviations * std::sqrt(inflight));
+      rising = latency > lowest->latency * kQueueRise &&
+               (inflight > lowest->inflight * kQueueRise + noise || inflight >= config_.max);
+      if (rising && rate && lowest->rate) {
+        const double more_inflight =
+            inflight / std::max(1.0, static_cast<double>(lowest->inflight));
+        // Queued, the requests added since wait about added / rate each
+        // (Little's law on the queue), of which the lagging window shows a
+        // share. Requests held on purpose (long polls) add in-flight, not
+        // the others' latency: sub-millisecond stream answers rising from
+        // 0.4 to 0.7 ms beside 200 polls are no queue.
+        const double added = inflight - static_cast<double>(lowest->inflight);
+        rising = *rate <= *lowest->rate * (1.0 + (more_inflight - 1.0) / 2.0) * kRateSlack &&
+                 inflight > kQueueDepth * *rate * lowest->latency &&
+                 latency - lowest->latency >= kQueueExplained * added / *rate;
+      }
+    }
+    if (!rising) {
+      readings_.push_back({sample.now, latency, inflight, rate});
+      if (rate) learn(readings_.back());
+    }
+    // An overload grows without end; a burst of a load under capacity does
+    // not: the evidence must hold on kQueueTicks ticks in a row, in-flight
+    // not falling.
+    queue_ticks_ =
+        rising && (queue_ticks_ == 0 || inflight >= last_inflight_) ? queue_ticks_ + 1 : 0;
+    last_inflight_ = inflight;
+    if (!stretched) {
+      slow_evidence_.reset();
+      queue = queue || queue_ticks_ >= kQueueTicks;
+    } else if (!rising) {
+      slow_evidence_.reset();
+    } else if (!slow_evidence_) {
+      slow_evidence_ = std::make_pair(sample.now, inflight);
+    } else {
+      // A slow service's in-flight and latency wander for seconds at 0.9x
+      // (10 x 2 s exponential: 14 shed when two ticks in a row were enough),
+      // and its ticks without a response are many: the evidence must hold
+      // on every reading for one no-queue latency, in-flight not fallen.
+      queue = queue || (inflight >= slow_evidence_->second &&
+                        std::chrono::duration<double>(sample.now - slow_evidence_->first).count() >=
+                            lowest->latency);
+    }
+  }
+  if (!queue) return std::nullopt;
+  // Little's law at saturation: the concurrency that completes what the
+  // service completes now, at the latency it had before the queue. Where
+  // there was no such latency (a backlog before the law), `initial`; where
+  // that latency is of the last seconds only, it may be a backlog's, and the
+  // start stays within [initial, kMaxStartFactor x initial]. A floor learnt
+  // over minutes of healthy ticks (this run's, or a warm start's that a tick
+  // agreed with) is no backlog's: Little's law needs no upper bound, and a
+  // service of 200 slots starts near 200, not at 80.
+  const std::optional<Knowledge> learnt = knowledge();
+  double estimate = config_.initial;
+  if (rate && learnt) {
+    // The rate of the ticks that proved it: the window may still hold ticks
+    // from before the overload (at 0.5x before a 2x overload, 7 for 10 slots).
+    estimate = saturated_rate().value_or(*rate) * learnt->floor_seconds;
+  } else if (rate && lowest) {
+    estimate = std::clamp<double>(*rate * lowest->latency, config_.initial,
+                                  kMaxStartFactor * config_.initial);
+  }
+  // The ticks of the memory before the evidence were the queue growing.
+  while (!learnt_.empty() && sample.now - learnt_.back().at < kQueueMemory) learnt_.pop_back();
+  readings_.clear();
+  completions_.clear();
+  return std::clamp<double>(estimate, config_.min, config_.max);
+}
+
+void OpenStart::learn(const Reading& reading) {
+  learnt_.push_back(reading);
+  ++learnt_readings_;
+  while (learnt_.size() > kMaxLearnt || reading.at - learnt_.front().at > kLearnMemory) {
+    learnt_.pop_front();
+  }
+}
+
+}  // namespace edgeshed::law

@@ -42,6 +42,10 @@ constexpr double kMaxStartFactor = 4.0;
 constexpr std::chrono::nanoseconds kLearnMemory = std::chrono::minutes(5);
 constexpr std::size_t kMaxLearnt = 4096;
 constexpr std::size_t kMinLearnt = 50;
+// For the start on proof, fewer of this run's healthy ticks will do: they
+// end just before the queue, on the same service (the bench's capacity step
+// proves its queue 4 s after the daemon started, 40 ticks).
+constexpr std::size_t kMinStartLearnt = 10;
 // The floor is a low quantile of the ticks' latencies: their minimum sinks
 // with noise, their median carries the queueing of a busy service.
 constexpr double kFloorQuantile = 0.25;
@@ -63,21 +67,31 @@ void OpenStart::warm_start(const Knowledge& knowledge) {
   warm_ = knowledge;
 }
 
+double OpenStart::learnt_floor() const {
+  std::vector<double> latencies;
+  latencies.reserve(learnt_.size());
+  for (const Reading& r : learnt_) latencies.push_back(r.latency);
+  return quantile(std::move(latencies), kFloorQuantile);
+}
+
+std::optional<double> OpenStart::start_floor() const {
+  if (learnt_.size() < kMinLearnt && warm_placed_) return warm_->floor_seconds;
+  if (learnt_.size() < kMinStartLearnt) return std::nullopt;
+  return learnt_floor();
+}
+
 std::optional<Knowledge> OpenStart::knowledge() const {
   if (learnt_.size() < kMinLearnt) return warm_placed_ ? warm_ : std::nullopt;
-  std::vector<double> latencies;
   std::vector<double> inflight;
   std::vector<double> rates;
-  latencies.reserve(learnt_.size());
   inflight.reserve(learnt_.size());
   rates.reserve(learnt_.size());
   for (const Reading& r : learnt_) {
-    latencies.push_back(r.latency);
     inflight.push_back(r.inflight);
     rates.push_back(r.rate.value_or(0.0));
   }
   Knowledge k;
-  k.floor_seconds = quantile(std::move(latencies), kFloorQuantile);
+  k.floor_seconds = learnt_floor();
   k.inflight = static_cast<uint32_t>(std::lround(quantile(std::move(inflight), 0.5)));
   k.rate = quantile(std::move(rates), 0.5);
   k.peak_inflight = healthy_peak();
@@ -241,18 +255,18 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
   // over minutes of healthy ticks (this run's, or a warm start's that a tick
   // agreed with) is no backlog's: Little's law needs no upper bound, and a
   // service of 200 slots starts near 200, not at 80.
-  const std::optional<Knowledge> learnt = knowledge();
+  // The ticks of the memory before the evidence were the queue growing.
+  while (!learnt_.empty() && sample.now - learnt_.back().at < kQueueMemory) learnt_.pop_back();
+  const std::optional<double> floor = start_floor();
   double estimate = config_.initial;
-  if (rate && learnt) {
+  if (rate && floor) {
     // The rate of the ticks that proved it: the window may still hold ticks
     // from before the overload (at 0.5x before a 2x overload, 7 for 10 slots).
-    estimate = saturated_rate().value_or(*rate) * learnt->floor_seconds;
+    estimate = saturated_rate().value_or(*rate) * *floor;
   } else if (rate && lowest) {
     estimate = std::clamp<double>(*rate * lowest->latency, config_.initial,
                                   kMaxStartFactor * config_.initial);
   }
-  // The ticks of the memory before the evidence were the queue growing.
-  while (!learnt_.empty() && sample.now - learnt_.back().at < kQueueMemory) learnt_.pop_back();
   readings_.clear();
   completions_.clear();
   return std::clamp<double>(estimate, config_.min, config_.max);

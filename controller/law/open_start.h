@@ -59,6 +59,11 @@ class OpenStart {
   std::optional<double> stretched_latency(const LimitSample& sample) const;
   // Completions per second over the ticks that proved the queue.
   std::optional<double> saturated_rate() const;
+  // The low quantile of the healthy ticks' latencies (learnt_ not empty).
+  double learnt_floor() const;
+  // The floor the limit starts from on proof: a warm start's that a tick
+  // agreed with, or this run's healthy ticks, once there are a few.
+  std::optional<double> start_floor() const;
   // Keeps a healthy tick for knowledge().
   void learn(const Reading& reading);
 

@@ -102,6 +102,10 @@ inline SimConfig service(uint32_t workers, double service_ms, ServiceTimes times
   return config;
 }
 
+inline const char* times_name(ServiceTimes times) {
+  return times == ServiceTimes::kFixed ? "fixed" : "exp";
+}
+
 inline void record(const std::string& name, const Figures& f) {
   ::testing::Test::RecordProperty(name + "_p99_ratio", std::to_string(f.p99_ratio));
   ::testing::Test::RecordProperty(name + "_goodput", std::to_string(f.goodput));

@@ -19,14 +19,11 @@ using capacity_loop::Figures;
 using capacity_loop::Loop;
 using capacity_loop::record;
 using capacity_loop::service;
+using capacity_loop::times_name;
 using sim::Seconds;
 using sim::ServiceTimes;
 using sim::SimConfig;
 using sim::SimTick;
-
-const char* times_name(ServiceTimes times) {
-  return times == ServiceTimes::kFixed ? "fixed" : "exp";
-}
 
 // What a run at half load for a minute learns (the runbook's observe mode).
 Knowledge learnt_at_half_load(uint32_t workers, double service_ms, ServiceTimes times) {

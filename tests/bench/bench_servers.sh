@@ -439,31 +439,56 @@ done
 
 # --- cost at COST_RATE requests/s --------------------------------------------------
 
-# cost_case: "OFFERED ACHIEVED DAEMON_CPU% BPF_CPU% BPF_RUNS_PER_S BPF_NS_PER_REQUEST"
-# over 10 s of keep-alive requests to a refserver of 0 ms (128 slots).
+# cost_case: "cost OFFERED ACHIEVED DAEMON_CPU% BPF_CPU% BPF_RUNS_PER_S
+# BPF_NS_PER_REQUEST" over 10 s of keep-alive requests to a refserver of 0 ms
+# (128 slots), and per program "cost_prog NAME RUNS_PER_REQUEST NS_PER_RUN
+# NS_PER_REQUEST". Then the same load with the daemon protecting another
+# port ("cost_unprotected_prog ..."): the runs that leave at the first check.
+# In the lab both ends are on this host, so each request also runs the
+# programs for the client's own socket (they leave at that check too).
 cost_case() {
-	local secs=10 d0 d1 k0 k1 done_ps
 	start_server refserver "$SVC_PORT" 128 0
 	start_matrix_daemon port_only "$SVC_PORT"
 	sleep 2
-	bpf_totals() {
-		bpftool -j prog show | jq -r '[.[] | select(.name | startswith("edgeshed"))] |
-			"\(map(.run_time_ns // 0) | add // 0) \(map(.run_cnt // 0) | add // 0)"'
+	cost_measure cost
+	stop_daemon
+	start_matrix_daemon port_only $((SVC_PORT + 1))
+	sleep 2
+	cost_measure cost_unprotected
+}
+# cost_measure TAG: one 10 s load, its lines prefixed TAG.
+cost_measure() {
+	local tag=$1 secs=10 d0 d1 k0 k1 done_ps
+	# One line per program: "NAME RUN_TIME_NS RUN_CNT".
+	bpf_by_prog() {
+		bpftool -j prog show | jq -r '.[] | select(.name | startswith("edgeshed")) |
+			"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
 	}
+	bpf_totals() { awk '{ ns += $2; n += $3 } END { printf "%.0f %.0f\n", ns, n }' "$1"; }
 	d0=$(pid_ns "$DAEMON")
-	k0=$(bpf_totals)
-	load cost --port "$SVC_PORT" --keep-alive --max-connections 64 --rate "$COST_RATE" \
+	bpf_by_prog >"$SC_WORK/$tag.progs0"
+	load "$tag" --port "$SVC_PORT" --keep-alive --max-connections 64 --rate "$COST_RATE" \
 		--count $((COST_RATE * secs)) --duration-s "$secs" --timeout-ms "$TIMEOUT_MS"
 	d1=$(pid_ns "$DAEMON")
-	k1=$(bpf_totals)
-	done_ps=$(jv cost .total.completed_per_sec)
-	awk -v r="$COST_RATE" -v g="$done_ps" -v d0="$d0" -v d1="$d1" -v s="$(jv cost .duration_s)" \
+	bpf_by_prog >"$SC_WORK/$tag.progs1"
+	k0=$(bpf_totals "$SC_WORK/$tag.progs0")
+	k1=$(bpf_totals "$SC_WORK/$tag.progs1")
+	done_ps=$(jv "$tag" .total.completed_per_sec)
+	awk -v tag="$tag" -v r="$COST_RATE" -v g="$done_ps" -v d0="$d0" -v d1="$d1" -v s="$(jv "$tag" .duration_s)" \
 		-v k0="$k0" -v k1="$k1" 'BEGIN {
 			split(k0, a, " "); split(k1, b, " ")
 			ns = b[1] - a[1]; runs = b[2] - a[2]
-			printf "cost %s %.0f %.1f %.2f %.0f %.0f\n", r, g, (d1 - d0) / 1e7 / s, ns / 1e7 / s, runs / s,
+			printf "%s %s %.0f %.1f %.2f %.0f %.0f\n", tag, r, g, (d1 - d0) / 1e7 / s, ns / 1e7 / s, runs / s,
 				(g > 0 ? ns / (g * s) : 0)
 		}'
+	# Where the time goes: per program, runs per request and ns per run.
+	awk -v tag="$tag" -v g="$done_ps" -v s="$(jv "$tag" .duration_s)" '
+		NR == FNR { ns0[$1] = $2; n0[$1] = $3; next }
+		{
+			ns = $2 - ns0[$1]; n = $3 - n0[$1]
+			if (n > 0 && g > 0)
+				printf "%s_prog %s %.2f %.0f %.0f\n", tag, $1, n / (g * s), ns / n, ns / (g * s)
+		}' "$SC_WORK/$tag.progs0" "$SC_WORK/$tag.progs1"
 }
 if [ "$COST" = 1 ] && [ "$REPORT_ONLY" != 1 ]; then
 	echo "== cost: $COST_RATE requests/s, keep-alive, refserver of 0 ms"
@@ -472,6 +497,8 @@ if [ "$COST" = 1 ] && [ "$REPORT_ONLY" != 1 ]; then
 	lab_run cost_case >"$out/runs/cost.log" 2>&1 || echo "   cost: FAILED (runs/cost.log)"
 	sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 	grep '^cost ' "$out/runs/cost.log" | tail -n 1 >"$out/cost"
+	grep '^cost_prog ' "$out/runs/cost.log" >"$out/cost_progs" || true
+	grep '^cost_unprotected_prog ' "$out/runs/cost.log" >"$out/cost_unprotected_progs" || true
 fi
 
 # --- tables --------------------------------------------------------------------
@@ -691,6 +718,14 @@ targets() {
 		read -r _ r g dcpu kcpu runs nsreq <"$out/cost"
 		echo "Cost at $r requests/s offered ($g/s completed), keep-alive, refserver of 0 ms: the daemon $dcpu% of a core;"
 		echo "edgeshed's BPF programs $kcpu% of a core ($runs runs/s, $nsreq ns per request; kernel.bpf_stats_enabled)."
+		if [ -s "$out/cost_progs" ]; then
+			echo "Per program (runs per request, ns per run, ns per request), the port protected:"
+			sort -k5 -nr "$out/cost_progs" | awk '{ printf "  %-28s %6s %6s %6s\n", $2, $3, $4, $5 }'
+		fi
+		if [ -s "$out/cost_unprotected_progs" ]; then
+			echo "The same load, the port not protected (every run leaves at the first check):"
+			sort -k5 -nr "$out/cost_unprotected_progs" | awk '{ printf "  %-28s %6s %6s %6s\n", $2, $3, $4, $5 }'
+		fi
 	fi
 	if [ -s "$out/drift" ]; then
 		read -r med pct p99s srvs dones <"$out/drift"

@@ -18,6 +18,7 @@
 
 #define TC_ACT_UNSPEC (-1)
 #define TC_ACT_SHOT 2
+#include "refuse_request.bpf.h"
 /* Headers the TC program needs in the linear area: Ethernet, two tags, an
  * IPv6 header with a chain of extension headers, and TCP with options. */
 #define TC_PULL_LEN 256
@@ -167,6 +168,16 @@ int edgeshed_tc(struct __sk_buff *skb)
 		/* Unspec, not OK: other ingress filters still get their say. */
 		return TC_ACT_UNSPEC;
 	}
+}
+
+/*
+ * New requests on open connections (refuse_request.bpf.h), at TC ingress
+ * beside either hook: attached only while a port refuses them.
+ */
+SEC("tc")
+int edgeshed_refuse(struct __sk_buff *skb)
+{
+	return edgeshed_request_verdict(skb);
 }
 
 /* A v4 client on a dual-stack listener shows up as ::ffff:a.b.c.d. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Rewrites a SYN in place into the RST+ACK that refuses it. */
+/* Rewrites a SYN in place into the RST+ACK that refuses it, or a data
+ * segment into a bare RST of its connection (refuse_request.bpf.h). */
 #ifndef EDGESHED_RST_BPF_H
 #define EDGESHED_RST_BPF_H
 
@@ -39,31 +40,28 @@ static __always_inline __u16 csum_fold(__u32 sum)
 	return (__u16)~sum;
 }
 
-/*
- * RFC 9293 3.10.7.1: a RST answering a segment without ACK has sequence
- * number zero and acknowledges everything the segment occupied (SYN and
- * data; a SYN+FIN never gets here). No options: the client has nothing to
- * negotiate with a refusal.
- */
+/* The TCP header of a RST from pkt's destination back to its source. No
+ * options: the peer has nothing to negotiate with a refusal. */
 static __always_inline void fill_rst_tcp(struct tcphdr *th,
-					 const struct edgeshed_pkt *pkt)
+					 const struct edgeshed_pkt *pkt,
+					 __u32 seq, __u32 ack, __u8 flags)
 {
-	__u32 ack = pkt->seq + 1 + pkt->payload_len;
 	__u8 *bytes = (__u8 *)th;
 
 	th->source = bpf_htons(pkt->dport);
 	th->dest = bpf_htons(pkt->sport);
-	th->seq = 0;
+	th->seq = bpf_htonl(seq);
 	th->ack_seq = bpf_htonl(ack);
 	bytes[12] = TCP_DOFF_BYTE;
-	bytes[13] = TCP_RST_ACK;
+	bytes[13] = flags;
 	th->window = 0;
 	th->check = 0;
 	th->urg_ptr = 0;
 }
 
 static __always_inline void build_rst_v4(struct rst_v4 *r,
-					 const struct edgeshed_pkt *pkt)
+					 const struct edgeshed_pkt *pkt,
+					 __u32 seq, __u32 ack, __u8 flags)
 {
 	__u32 sum;
 
@@ -78,14 +76,15 @@ static __always_inline void build_rst_v4(struct rst_v4 *r,
 	r->ip.daddr = pkt->saddr[0];
 	r->ip.check = csum_fold(csum_add16(&r->ip, sizeof(r->ip), 0));
 
-	fill_rst_tcp(&r->tcp, pkt);
+	fill_rst_tcp(&r->tcp, pkt, seq, ack, flags);
 	sum = csum_add16(&r->ip.saddr, 2 * sizeof(__be32), 0);
 	sum += bpf_htons(IPPROTO_TCP) + bpf_htons(sizeof(r->tcp));
 	r->tcp.check = csum_fold(csum_add16(&r->tcp, sizeof(r->tcp), sum));
 }
 
 static __always_inline void build_rst_v6(struct rst_v6 *r,
-					 const struct edgeshed_pkt *pkt)
+					 const struct edgeshed_pkt *pkt,
+					 __u32 seq, __u32 ack, __u8 flags)
 {
 	__u32 sum;
 
@@ -97,7 +96,7 @@ static __always_inline void build_rst_v6(struct rst_v6 *r,
 	__builtin_memcpy(&r->ip.saddr, pkt->daddr, sizeof(r->ip.saddr));
 	__builtin_memcpy(&r->ip.daddr, pkt->saddr, sizeof(r->ip.daddr));
 
-	fill_rst_tcp(&r->tcp, pkt);
+	fill_rst_tcp(&r->tcp, pkt, seq, ack, flags);
 	sum = csum_add16(&r->ip.saddr, 2 * sizeof(r->ip.saddr), 0);
 	sum += bpf_htons(sizeof(r->tcp)) + bpf_htons(IPPROTO_TCP);
 	r->tcp.check = csum_fold(csum_add16(&r->tcp, sizeof(r->tcp), sum));
@@ -113,12 +112,14 @@ static __always_inline void swap_macs(struct ethhdr *eth)
 }
 
 /*
- * Writes the RST over the SYN's headers, keeping the Ethernet header (MACs
- * swapped) and its VLAN tags. Returns the new frame length, which is never
- * longer than the SYN, or -1. The caller trims the frame to that length.
+ * Writes a RST from pkt's destination to its source over the frame's
+ * headers from pkt->l3_off, keeping the Ethernet header (MACs swapped) and
+ * its VLAN tags. Returns the new frame length, which is never longer than
+ * the frame, or -1. The caller trims the frame to that length.
  */
-static __always_inline int edgeshed_write_rst(void *data, void *data_end,
-					      const struct edgeshed_pkt *pkt)
+static __always_inline int write_rst(void *data, void *data_end,
+				     const struct edgeshed_pkt *pkt, __u32 seq,
+				     __u32 ack, __u8 flags)
 {
 	struct ethhdr *eth = data;
 	__u32 off = pkt->l3_off;
@@ -130,7 +131,7 @@ static __always_inline int edgeshed_write_rst(void *data, void *data_end,
 
 		if ((void *)(dst + 1) > data_end)
 			return -1;
-		build_rst_v4(&r, pkt);
+		build_rst_v4(&r, pkt, seq, ack, flags);
 		__builtin_memcpy(dst, &r, sizeof(r));
 		swap_macs(eth);
 		return off + sizeof(r);
@@ -140,12 +141,33 @@ static __always_inline int edgeshed_write_rst(void *data, void *data_end,
 
 		if ((void *)(dst + 1) > data_end)
 			return -1;
-		build_rst_v6(&r, pkt);
+		build_rst_v6(&r, pkt, seq, ack, flags);
 		__builtin_memcpy(dst, &r, sizeof(r));
 		swap_macs(eth);
 		return off + sizeof(r);
 	}
 	return -1;
+}
+
+/*
+ * The RST that refuses a SYN. RFC 9293 3.10.7.1: a RST answering a segment
+ * without ACK has sequence number zero and acknowledges everything the
+ * segment occupied (SYN and data; a SYN+FIN never gets here).
+ */
+static __always_inline int edgeshed_write_rst(void *data, void *data_end,
+					      const struct edgeshed_pkt *pkt)
+{
+	return write_rst(data, data_end, pkt, 0, pkt->seq + 1 + pkt->payload_len,
+			 TCP_RST_ACK);
+}
+
+/* A bare RST of an established connection with sequence number seq: the
+ * next its receiver expects, which it accepts at once (RFC 5961 3.2). */
+static __always_inline int edgeshed_write_bare_rst(void *data, void *data_end,
+						   const struct edgeshed_pkt *pkt,
+						   __u32 seq)
+{
+	return write_rst(data, data_end, pkt, seq, 0, TCP_FLAG_RST);
 }
 
 #endif /* EDGESHED_RST_BPF_H */

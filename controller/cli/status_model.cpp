@@ -296,7 +296,11 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
     }
     quic_ports = quic_ports || (p.protocols & EDGESHED_PORT_QUIC);
     j["ports"].push_back(
-        {{"port", p.port}, {"class", class_name(p.class_id)}, {"protocols", protocols}});
+        {{"port", p.port},
+         {"class", class_name(p.class_id)},
+         {"protocols", protocols},
+         {"keepalive", p.requests < names::kKeepAlive.size() ? names::kKeepAlive[p.requests]
+                                                             : std::string_view("unknown")}});
   }
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     Json k;
@@ -448,6 +452,8 @@ std::vector<std::string> status_lines(const Json& status) {
       }
       ports += fmt::format(" {}:{}", num(p["port"]), num(p["class"]));
       if (protocols != "tcp") ports += "/" + protocols;
+      if (p.value("keepalive", "pass") != "pass")
+        ports += " (keepalive " + num(p["keepalive"]) + ")";
     }
     out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
     const bool rates = j.contains("rates");
@@ -471,6 +477,16 @@ std::vector<std::string> status_lines(const Json& status) {
                                 num(c["rst_sent"]) + "/" + num(c["rst_capped"])));
     }
     out.push_back("  totals:" + class_totals(j["classes"]));
+    std::string refused;
+    for (const auto& [name, k] : j["classes"].items()) {
+      const Json& c = k["counters"];
+      if (c.value("requests_refused", uint64_t{0}) ||
+          c.value("would_refuse_requests", uint64_t{0})) {
+        refused += fmt::format(" {}: {} (would {});", name, num(c["requests_refused"]),
+                               num(c["would_refuse_requests"]));
+      }
+    }
+    if (!refused.empty()) out.push_back("  requests refused on open connections:" + refused);
     if (j.contains("quic") && j["quic"].value("protected", false)) {
       out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
                     class_totals(j["quic"]["classes"]));

@@ -17,8 +17,7 @@
 namespace edgeshed::names {
 
 // enum edgeshed_protocol
-inline constexpr std::array<std::string_view, EDGESHED_NUM_PROTOCOLS> kProtocols = {"tcp",
-                                                                                    "quic"};
+inline constexpr std::array<std::string_view, EDGESHED_NUM_PROTOCOLS> kProtocols = {"tcp", "quic"};
 // enum edgeshed_class
 inline constexpr std::array<std::string_view, EDGESHED_NUM_CLASSES> kClasses = {
     "critical", "normal", "background"};
@@ -27,6 +26,9 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_MODES> kModes = {"off
                                                                             "enforce"};
 // enum edgeshed_action
 inline constexpr std::array<std::string_view, EDGESHED_NUM_ACTIONS> kActions = {"drop", "rst"};
+// enum edgeshed_port_requests: a port's `keepalive`
+inline constexpr std::array<std::string_view, EDGESHED_NUM_PORT_REQUESTS> kKeepAlive = {"pass",
+                                                                                        "refuse"};
 // enum edgeshed_draw
 inline constexpr std::array<std::string_view, EDGESHED_NUM_DRAWS> kDraws = {"source_hash",
                                                                             "random"};
@@ -41,15 +43,36 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_EVENT_OUTCOMES> kOutc
     "drop", "rst", "rst_capped", "would_shed"};
 // enum edgeshed_counter: the per-class counters
 inline constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {
-    "admitted",        "shed_cap",       "shed_fraction",
-    "shed_rate",       "would_shed_cap", "would_shed_fraction",
-    "would_shed_rate", "fail_open",      "pass_mode_off",
-    "rst_sent",        "rst_capped"};
+    "admitted",
+    "shed_cap",
+    "shed_fraction",
+    "shed_rate",
+    "would_shed_cap",
+    "would_shed_fraction",
+    "would_shed_rate",
+    "fail_open",
+    "pass_mode_off",
+    "rst_sent",
+    "rst_capped",
+    "requests_refused",
+    "would_refuse_requests"};
 // enum edgeshed_global_counter
 inline constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlobalCounters = {
-    "unparsed",      "fragment", "unprotected",   "no_policy",   "rst_failed",
-    "events_lost",   "rst_not_unicast", "rst_not_to_host", "shed_fragment", "too_deep",
-    "shed_too_deep", "bad_checksum", "rst_reflect_limited", "quic_undersized"};
+    "unparsed",
+    "fragment",
+    "unprotected",
+    "no_policy",
+    "rst_failed",
+    "events_lost",
+    "rst_not_unicast",
+    "rst_not_to_host",
+    "shed_fragment",
+    "too_deep",
+    "shed_too_deep",
+    "bad_checksum",
+    "rst_reflect_limited",
+    "quic_undersized",
+    "request_rst_failed"};
 // law::Level (law/types.h, which asserts that the counts agree).
 inline constexpr std::array<std::string_view, 4> kLevels = {"normal", "elevated", "high",
                                                             "critical"};

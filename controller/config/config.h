@@ -169,6 +169,9 @@ struct PortConfig {
   // p99 response time the operator wants (as the kernel measures it); when
   // set, a kernel_latency signal with this target joins the signals.
   std::optional<std::chrono::nanoseconds> latency_objective;
+  // enum edgeshed_port_requests: whether a new request on an open (keep-
+  // alive) connection is refused while the class is at its cap (TCP).
+  uint32_t keepalive = EDGESHED_REQUESTS_PASS;
 };
 
 struct PrefixConfig {

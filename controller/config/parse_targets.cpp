@@ -68,6 +68,10 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
     }
     port.latency_objective = objective;
   }
+  if (reader.choice("keepalive", port.keepalive, names::kKeepAlive) &&
+      port.protocol == Protocol::kQuic && port.keepalive != EDGESHED_REQUESTS_PASS) {
+    reader.invalid("keepalive", "requests on open connections are refused on TCP ports only");
+  }
   ports.push_back(port);
 }
 

@@ -31,8 +31,8 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     }
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
                  iface.name, hook_name(opts.hook));
-    interfaces_.push_back(
-        {iface.name, std::move(attached->maps), std::move(attached->seed), attached->adopted});
+    interfaces_.push_back({iface.name, std::move(attached->maps), std::move(attached->seed),
+                           std::move(attached->requests), attached->adopted});
   }
   if (auto s = apply_settings(effective); !s) {
     detach_fresh();
@@ -54,11 +54,16 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
   std::vector<PortClass> ports;
   for (const auto& p : cfg.ports) {
     ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
-                     static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol))});
+                     static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),
+                     static_cast<uint8_t>(p.keepalive)});
   }
+  const bool refuse_requests = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
+    return p.keepalive == EDGESHED_REQUESTS_REFUSE;
+  });
   for (auto& iface : interfaces_) {
     auto& maps = iface.maps;
     if (auto s = maps.set_ports(ports); !s) return s;
+    if (auto s = iface.requests.set(refuse_requests, maps); !s) return s;
     // A port protected from now on has connections the tracker never saw open.
     if (auto s = iface.seed.run(); !s) return s;
     // Prefixes are cleared then set: for a moment a source may fall back to

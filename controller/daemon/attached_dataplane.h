@@ -13,6 +13,7 @@
 #include "dataplane/accept_queue.h"
 #include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
+#include "dataplane/request_filter.h"
 
 namespace edgeshed::daemon {
 
@@ -47,6 +48,7 @@ class AttachedDataplane final : public DataplaneAccess {
     std::string name;
     Maps maps;
     InflightSeed seed;
+    RequestFilter requests;
     bool adopted;  // attached before this daemon started
   };
   std::vector<Interface> interfaces_;

@@ -141,6 +141,20 @@ std::string render_metrics(const MetricsSnapshot& s) {
           .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_RST_CAPPED]);
     }
   }
+  w.family("edgeshed_requests_refused_total", "counter",
+           "New requests on open connections of ports with keepalive = \"refuse\", over the "
+           "class's cap: reset before the server read them (refused), or counted only in "
+           "observe mode (would_refuse).");
+  for (const auto& i : s.interfaces) {
+    for (auto c : law::kAllClasses) {
+      w.sample("edgeshed_requests_refused_total")
+          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "refused"}})
+          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_REQUEST_REFUSED]);
+      w.sample("edgeshed_requests_refused_total")
+          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "would_refuse"}})
+          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_WOULD_REFUSE_REQUEST]);
+    }
+  }
   w.family("edgeshed_packets_total", "counter",
            "Packets the data plane passed without a decision, and lost events, by kind.");
   for (const auto& i : s.interfaces) {

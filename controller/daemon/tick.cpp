@@ -195,6 +195,9 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
         in.sheds[c] += class_sheds(class_row(*stats, proto, c)) -
                        class_sheds(class_row(last_stats_, proto, c));
       }
+      // A request refused on an open connection is the cap binding too.
+      in.sheds[c] += stats->cls[c][EDGESHED_CTR_REQUEST_REFUSED] -
+                     last_stats_.cls[c][EDGESHED_CTR_REQUEST_REFUSED];
     }
     last_stats_ = *stats;
   } else {

@@ -2,9 +2,9 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <linux/if_link.h>
 #include <net/if.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -350,7 +350,10 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
     }
     return s.error();
   }
-  return Attached{std::move(*maps), std::move(*seed), adopted};
+  auto requests = RequestFilter::create(
+      opts.iface, skel->measures_response() ? bpf_program__fd((*skel)->progs.edgeshed_refuse) : -1);
+  if (!requests) return requests.error();
+  return Attached{std::move(*maps), std::move(*seed), std::move(*requests), adopted};
 }
 
 }  // namespace
@@ -371,9 +374,13 @@ Status detach(const std::string& iface) {
   const bool our_abi = cfg.abi_version == EDGESHED_ABI_VERSION;
   std::string problems, notes;
   unsigned idx = if_nametoindex(iface.c_str());
-  if (idx != 0 && (cfg.hook == EDGESHED_HOOK_TC || !our_abi)) {
-    problems +=
-        remove_tc(static_cast<int>(idx), our_abi && (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC) != 0);
+  if (idx != 0) {
+    // The request filter may sit beside either hook, in a qdisc it created.
+    problems += remove_request_filter(static_cast<int>(idx));
+    if (cfg.hook == EDGESHED_HOOK_TC || !our_abi || (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC)) {
+      problems +=
+          remove_tc(static_cast<int>(idx), our_abi && (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC) != 0);
+    }
   }
   for (const char* link_pin : kLinkPins) {
     std::string pin = dir + "/" + link_pin;
@@ -401,8 +408,9 @@ Result<Fd> lock_interface(const std::string& iface) {
   if (!fd.valid()) return make_error("cannot open " + dir + ": " + errno_text(errno));
   if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
-      return make_error("another edgeshed daemon is running on " + iface + " (it holds the lock on " +
-                        dir + "); stop it first, `edgeshed status` shows it");
+      return make_error("another edgeshed daemon is running on " + iface +
+                        " (it holds the lock on " + dir +
+                        "); stop it first, `edgeshed status` shows it");
     }
     return make_error("cannot lock " + dir + ": " + errno_text(errno));
   }

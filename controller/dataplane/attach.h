@@ -12,6 +12,7 @@
 #include "common/result.h"
 #include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
+#include "dataplane/request_filter.h"
 
 namespace edgeshed {
 
@@ -47,8 +48,9 @@ struct AttachOptions {
 
 struct Attached {
   Maps maps;
-  InflightSeed seed;  // to run again when the protected ports change
-  bool adopted;       // an attached data plane of the same ABI was taken over
+  InflightSeed seed;       // to run again when the protected ports change
+  RequestFilter requests;  // on while a port refuses requests on open connections
+  bool adopted;            // an attached data plane of the same ABI was taken over
 };
 
 // Loads the programs with the maps pinned under pin_dir_for(iface) and
@@ -56,7 +58,8 @@ struct Attached {
 // plane of the same ABI (there is never a moment with no program).
 Result<Attached> attach(const AttachOptions& opts);
 
-// Removes the programs, the clsact qdisc if edgeshed created it, and pins.
+// Removes the programs and filters, the clsact qdisc if edgeshed created it,
+// and pins.
 Status detach(const std::string& iface);
 
 // Takes the interface's daemon lock (a flock on its pin directory, created

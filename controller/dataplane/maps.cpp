@@ -209,6 +209,9 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
     if (p.class_id >= EDGESHED_NUM_CLASSES) {
       return make_error("port " + std::to_string(p.port) + ": class id out of range");
     }
+    if (p.requests >= EDGESHED_NUM_PORT_REQUESTS) {
+      return make_error("port " + std::to_string(p.port) + ": requests setting out of range");
+    }
     auto same = std::find_if(ports.begin(), ports.end(),
                              [&](const PortClass& q) { return q.port == p.port; });
     if (same == ports.end()) {
@@ -220,6 +223,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
                                       : ": its protocols must share one class"));
     } else {
       same->protocols |= p.protocols;
+      same->requests = std::max(same->requests, p.requests);
     }
   }
   std::erase_if(ports, [](const PortClass& p) { return p.protocols == 0; });
@@ -279,6 +283,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
     values[p.port].protocols = p.protocols;
     values[p.port].class_id = static_cast<__u8>(p.class_id);
     values[p.port].latency_slot = slot_of[p.port];
+    values[p.port].requests = p.requests;
   }
   // One syscall for the whole table: the data plane sees either the old or
   // the new entry of each port, never a half-written one.
@@ -301,7 +306,8 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   std::vector<PortClass> out;
   for (__u32 i = 0; i < *count; ++i) {
     if (values[i].protocols)
-      out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id, values[i].protocols});
+      out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id, values[i].protocols,
+                     values[i].requests});
   }
   return out;
 }

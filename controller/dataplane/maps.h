@@ -22,7 +22,8 @@ class Skeleton;
 struct PortClass {
   uint16_t port;
   uint32_t class_id;
-  uint8_t protocols = EDGESHED_PORT_TCP;  // EDGESHED_PORT_*
+  uint8_t protocols = EDGESHED_PORT_TCP;      // EDGESHED_PORT_*
+  uint8_t requests = EDGESHED_REQUESTS_PASS;  // enum edgeshed_port_requests (TCP)
 };
 
 using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;

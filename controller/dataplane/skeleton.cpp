@@ -29,6 +29,8 @@ void drop_unsupported_latency(edgeshed_bpf* skel) {
   if (supported) return;
   bpf_program__set_autoload(skel->progs.edgeshed_request, false);
   bpf_program__set_autoload(skel->progs.edgeshed_response, false);
+  // Without the request stamp every segment would look like a new request.
+  bpf_program__set_autoload(skel->progs.edgeshed_refuse, false);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 10
+#define EDGESHED_ABI_VERSION 11
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -90,6 +90,10 @@ enum edgeshed_counter {
 	EDGESHED_CTR_PASS_MODE_OFF,	/* mode off: admitted */
 	EDGESHED_CTR_RST_SENT,
 	EDGESHED_CTR_RST_CAPPED,	/* RST budget spent: dropped instead */
+	/* A new request on an open connection, over the class's in-flight
+	 * cap on a port that refuses them: reset before the server read it. */
+	EDGESHED_CTR_REQUEST_REFUSED,
+	EDGESHED_CTR_WOULD_REFUSE_REQUEST, /* observe mode counterpart */
 	EDGESHED_NUM_COUNTERS,
 };
 
@@ -129,6 +133,10 @@ enum edgeshed_global_counter {
 	/* QUIC Initial in a UDP datagram under 1,200 bytes, which a server
 	 * must discard (RFC 9000 14.1): dropped in enforce mode. */
 	EDGESHED_GCTR_QUIC_UNDERSIZED,
+	/* A request to refuse whose RSTs could not be written or sent:
+	 * dropped, so that the server never reads it (the client sends it
+	 * again). */
+	EDGESHED_GCTR_REQUEST_RST_FAILED,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 
@@ -282,9 +290,17 @@ struct edgeshed_port {
 	__u8 protocols;	     /* EDGESHED_PORT_*; 0: not protected, all pass */
 	__u8 class_id;	     /* enum edgeshed_class, of both protocols */
 	__u8 latency_slot;   /* es_latency index, or EDGESHED_LATENCY_NO_SLOT */
-	__u8 _pad;
+	__u8 requests;	     /* enum edgeshed_port_requests (TCP) */
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 4, "port ABI");
+
+/* What a port does with a new request on a connection already open while
+ * the class's requests in service are at its cap. */
+enum edgeshed_port_requests {
+	EDGESHED_REQUESTS_PASS = 0,   /* the cap binds at the SYN only */
+	EDGESHED_REQUESTS_REFUSE = 1, /* reset both ends, request unread */
+	EDGESHED_NUM_PORT_REQUESTS = 2,
+};
 
 #define EDGESHED_PORT_TCP (1u << EDGESHED_PROTO_TCP)
 #define EDGESHED_PORT_QUIC (1u << EDGESHED_PROTO_QUIC)

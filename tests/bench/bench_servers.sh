@@ -11,6 +11,9 @@
 #   none       no shedding;
 #   edgeshed   the daemon with configs/port_only.toml (interface, port,
 #              enforce: nothing else);
+#   refuse     edgeshed, port_only.toml plus keepalive = "refuse": new
+#              requests on open connections over the cap get a RST at both
+#              ends (keep-alive clients only; its shed column counts them);
 #   semaphore  the in-process comparator: the server's own --fail-fast (503
 #              at once when every slot is busy); eager and threaded only;
 #   static     the daemon with configs/static_cap.toml: a fixed in-flight cap
@@ -97,7 +100,7 @@ MSS=(${BENCH_SERVERS_MS:-$d_ms})
 LOADS=(${BENCH_SERVERS_LOADS:-$d_loads})
 STARTS=(${BENCH_SERVERS_STARTS:-$d_starts})
 CLIENTS=(${BENCH_SERVERS_CLIENTS:-conn ka})
-SETUPS=(${BENCH_SERVERS_SETUPS:-none edgeshed semaphore static})
+SETUPS=(${BENCH_SERVERS_SETUPS:-none edgeshed refuse semaphore static})
 STEP=${BENCH_SERVERS_STEP:-$d_step}
 out=$BENCH_OUT/servers
 # BENCH_SERVERS_REPORT_ONLY=1: no runs; the rows and tables again from the
@@ -192,8 +195,8 @@ one_case() {
 		;;
 	esac
 	case $setup in
-	edgeshed | static)
-		local tmpl=port_only kv=()
+	edgeshed | static | refuse)
+		local tmpl=port_only kv=() cfg
 		[ "$setup" = static ] && tmpl=static_cap kv=("CAP=$W")
 		# Warm: the runbook's rollout, observe mode at 0.5x for WARM_S, then a
 		# restart in enforce, from what the limit learnt.
@@ -201,7 +204,10 @@ one_case() {
 			learn_observing "$SVC_PORT" "$(awk -v c="$cap" 'BEGIN { printf "%.0f", 0.5 * c }')" "$WARM_S"
 			cp "$SC_WORK/run/state/learnt.json" "$out/runs/$id.learnt.json" 2>/dev/null || true
 		fi
-		start_matrix_daemon "$tmpl" "$SVC_PORT" "${kv[@]}"
+		cfg=$(matrix_config "$tmpl" "$SVC_PORT" "${kv[@]}")
+		# refuse: port_only.toml and its keep-alive requests refused at the cap.
+		[ "$setup" = refuse ] && echo 'keepalive = "refuse"' >>"$cfg"
+		start_daemon_config "$cfg"
 		start_state_sampler "$SC_WORK/states"
 		;;
 	esac
@@ -367,7 +373,7 @@ case_row() {
 	*) win_ms=$(($(run_s "$ms") * 1000)) ;;
 	esac
 	read -r ok shed lost p50 p99 good shedp99 < <(csv_figures "$out/runs/$id.csv" 0 "$win_ms" \
-		"$([ "$setup" = semaphore ] && echo 1 || echo 0)")
+		"$([ "$setup" = semaphore ] && echo 1 || echo 0)" "$([ "$setup" = refuse ] && echo 1 || echo 0)")
 	pct=$(awk -v g="$good" -v c="$cap" 'BEGIN { printf "%.0f", g * 100 / c }')
 	settled=$(csv_p99_from "$out/runs/$id.csv" 2000)
 	st=$(state_figures "$out/runs/$id.states")
@@ -400,7 +406,9 @@ for ms in "${MSS[@]}"; do
 					for setup in "${SETUPS[@]}"; do
 						# A start time means something only with a daemon that learns.
 						if [ "$start" = warm ] && [ "$setup" != edgeshed ]; then continue; fi
-						if [[ $ld == 0.7 || $ld == 0.9 ]] && [[ $setup != none && $setup != edgeshed ]]; then continue; fi
+						if [[ $ld == 0.7 || $ld == 0.9 ]] && [[ $setup != none && $setup != edgeshed && $setup != refuse ]]; then continue; fi
+						# Requests on open connections: keep-alive pools only.
+						if [ "$setup" = refuse ] && [ "$client" != ka ]; then continue; fi
 						if [ "$ms" -ge 200 ] && [ "${BENCH_SERVERS_SLOW_FULL:-0}" != 1 ] &&
 							[[ $client == ka || $start == warm || $ld == burst || $ld == step || $setup == semaphore ]]; then
 							continue
@@ -527,7 +535,8 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	# shellcheck disable=SC2059
 	while read -r -a r; do printf "$fmt" "${r[@]}"; done <"$out/rows"
 	echo
-	echo "shed: refused by a RST, or answered 503 (semaphore); lost: time-outs, resets, errors; p50/p99: admitted"
+	echo "shed: refused by a RST, or answered 503 (semaphore), or reset on an open connection (refuse); lost:"
+	echo "time-outs, resets, errors; p50/p99: admitted"
 	echo "requests at the client, over the run and from 2 s on; done/s: answers completed within the arrival window"
 	echo "(2 s for a burst), per second, and % cap of the measured capacity; refusal p99: the client's time to a RST"
 	echo "or 503; limit: the daemon's adaptive_limit over the run (state.json every 200 ms); server p99: the median"
@@ -707,6 +716,29 @@ targets() {
 					split(row[key], g, " ")
 					line("#36 warm p99 within 10% of semaphore", c, sprintf("p99 %s/%s ms", f[11], g[11]), f[11] + 0 <= 1.1 * g[11],
 						sprintf("%.2fx the semaphore'"'"'s", (g[11] > 0 ? f[11] / g[11] : 0)))
+				}
+			}
+			# Issue #37: keepalive = "refuse" on the pool of 5x the slots.
+			# Its shed column counts the requests reset on open connections;
+			# lost is what was neither answered nor refused.
+			for (i = 1; i <= n; i++) {
+				split(row[keys[i]], f, " ")
+				if (f[6] != "refuse") continue
+				c = f[1] " " f[2] "ms " f[3] " " f[4] (f[4] ~ /^[0-9.]+$/ ? "x " : " ") f[5]
+				un = u[f[1] " " f[2]]
+				if (f[4] == "0.7" || f[4] == "0.9") {
+					line("#37 0 refused at " f[4] "x", c, f[8] " refused", f[8] == 0, sprintf("limit min/med/max %s; top level %s", f[16], f[17]))
+				} else if (f[4] == "1.6" || f[4] == "5") {
+					r = (f[12] != "-" && un > 0) ? f[12] / un : 99
+					line("#37 p99 from 2 s <= 1.25x", c, sprintf("%.2fx (%s ms)", r, f[12]), r <= 1.25,
+						sprintf("over the run %s ms; server p99 %s ms; limit %s; %s connections", f[11], f[18], f[16], f[24]))
+					line("#37 done >= 95% of capacity", c, f[14] "%", f[14] >= 95, sprintf("limit min/med/max %s; refused %d", f[16], f[8]))
+					line("#37 refusal p99 <= 1 ms", c, f[15] " ms", f[15] != "-" && f[15] <= 1,
+						(f[15] == "-" ? "nothing was refused" : sprintf("the client'"'"'s own lag p99 %s ms", f[31])))
+					line("#37 0 lost", c, f[9] " lost", f[9] == 0, "time-outs or errors: neither answered nor refused")
+				} else if (f[4] == "step") {
+					line("#37 halved: p99 back <= 2 s", c, f[21] " ms", f[21] != "never" && f[21] <= 2000,
+						sprintf("p99 while halved %s ms (unloaded %s); limit %s", f[20], un, f[16]))
 				}
 			}
 			printf "\ntargets met: %d of %d\n", met, total

@@ -142,8 +142,13 @@ RunResult DataplaneFixture::run(Entry entry, const Bytes& frame) const {
 }
 
 std::optional<RunResult> DataplaneFixture::try_run(Entry entry, const Bytes& frame) const {
-  const bpf_program* prog =
-      entry == Entry::kXdp ? skel_->get()->progs.edgeshed_xdp : skel_->get()->progs.edgeshed_tc;
+  return try_run_program(
+      entry == Entry::kXdp ? skel_->get()->progs.edgeshed_xdp : skel_->get()->progs.edgeshed_tc,
+      entry, frame);
+}
+
+std::optional<RunResult> DataplaneFixture::try_run_program(const bpf_program* prog, Entry entry,
+                                                           const Bytes& frame) const {
   RunResult r{Verdict::kOther, 0, Bytes(kMaxFrame)};
   bpf_test_run_opts o{};
   o.sz = sizeof(o);

@@ -79,6 +79,9 @@ class DataplaneFixture {
   // Same, but nullopt when the kernel's test harness refuses the input
   // (a TC run needs a whole IP header after the link layer).
   std::optional<RunResult> try_run(Entry entry, const Bytes& frame) const;
+  // Same, through another program of the data plane, run as entry's hook.
+  std::optional<RunResult> try_run_program(const bpf_program* prog, Entry entry,
+                                           const Bytes& frame) const;
 
   // Enforce, drop, no heartbeat timeout, everything admitted.
   void reset_config() const;

@@ -295,20 +295,22 @@ learn_observing() {
 	stop_daemon
 }
 
-# csv_figures CSV FROM_MS TO_MS [5XX_IS_SHED]: one line "OK SHED LOST P50
-# P99 GOODPUT SHED_P99" over loadgen's per-request CSV. SHED: refused by a
-# RST, or, with 5XX_IS_SHED=1, answered 5xx (the in-process semaphore's 503);
-# LOST: timeouts, resets and other errors (a 5xx otherwise: nginx's 502/504
-# when its upstream's queue overflows); P50/P99: latency (ms) of the ok requests; GOODPUT: ok
+# csv_figures CSV FROM_MS TO_MS [5XX_IS_SHED [RESET_IS_SHED]]: one line "OK
+# SHED LOST P50 P99 GOODPUT SHED_P99" over loadgen's per-request CSV. SHED:
+# refused by a RST, or, with 5XX_IS_SHED=1, answered 5xx (the in-process
+# semaphore's 503), or, with RESET_IS_SHED=1, reset on an open connection
+# (keepalive = "refuse"); LOST: timeouts, resets and other errors (a 5xx
+# otherwise: nginx's 502/504 when its upstream's queue overflows); P50/P99:
+# latency (ms) of the ok requests; GOODPUT: ok
 # responses that completed within [FROM_MS, TO_MS] (ms since loadgen's
 # start), per second; SHED_P99: the client's time to refusal, p99 (ms).
 # Nearest rank, as loadgen computes it; "-" for no sample.
 csv_figures() {
-	gawk -F, -v from="$2" -v to="$3" -v s5="${4:-0}" '
+	gawk -F, -v from="$2" -v to="$3" -v s5="${4:-0}" -v rs="${5:-0}" '
 		function rank(a, n, p,   r) { r = int(p * n / 100 + 0.999999); if (r < 1) r = 1; return a[r] }
 		NR == 1 { next }
 		$3 == "ok" { ok[++nok] = $4; end = $1 + $4; if (end >= from && end <= to) good++; next }
-		$3 == "refused" || (s5 && $3 == "error" && $7 == "http_5xx") { shed[++nshed] = $4; next }
+		$3 == "refused" || (s5 && $3 == "error" && $7 == "http_5xx") || (rs && $3 == "reset") { shed[++nshed] = $4; next }
 		{ lost++ }
 		END {
 			asort(ok); asort(shed)

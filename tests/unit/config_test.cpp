@@ -548,6 +548,20 @@ TEST(ConfigErrorTest, NoLatencyObjectiveOnAQuicPort) {
             "edgeshed.toml:3:1: port[0].protocol = \"udp\": must be one of \"tcp\", \"quic\"");
 }
 
+TEST(ConfigTest, KeepAliveRequestsPassUnlessAPortRefusesThem) {
+  const Config config =
+      parsed("[[port]]\nport = 80\n[[port]]\nport = 443\nkeepalive = \"refuse\"\n");
+  ASSERT_EQ(config.ports.size(), 2u);
+  EXPECT_EQ(config.ports[0].keepalive, EDGESHED_REQUESTS_PASS);
+  EXPECT_EQ(config.ports[1].keepalive, EDGESHED_REQUESTS_REFUSE);
+  EXPECT_EQ(error_of("[[port]]\nport = 443\nkeepalive = \"close\"\n"),
+            "edgeshed.toml:3:1: port[0].keepalive = \"close\": must be one of \"pass\", "
+            "\"refuse\"");
+  EXPECT_EQ(error_of("[[port]]\nport = 443\nprotocol = \"quic\"\nkeepalive = \"refuse\"\n"),
+            "edgeshed.toml:4:1: port[0].keepalive = \"refuse\": requests on open connections are "
+            "refused on TCP ports only");
+}
+
 TEST(ConfigErrorTest, UnknownClass) {
   EXPECT_EQ(error_of("[[port]]\nport = 80\nclass = \"gold\"\n"),
             "edgeshed.toml:3:1: port[0].class = \"gold\": must be one of \"critical\", "

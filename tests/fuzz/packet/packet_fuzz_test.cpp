@@ -29,6 +29,7 @@
 #include <string>
 
 #include "bpf/dataplane_fixture.h"
+#include "common/names.h"
 #include "config/ip_prefix.h"
 #include "fuzz/packet/frame_gen.h"
 #include "fuzz/packet/frame_oracle.h"
@@ -72,26 +73,17 @@ Counters operator-(const Counters& a, const Counters& b) {
 }
 
 std::string counter_name(size_t i) {
-  static constexpr const char* kCtr[] = {"admitted",        "shed_cap",       "shed_frac",
-                                         "shed_rate",       "would_shed_cap", "would_shed_frac",
-                                         "would_shed_rate", "fail_open",      "pass_mode_off",
-                                         "rst_sent",        "rst_capped"};
-  static constexpr const char* kGlobal[] = {
-      "unparsed",      "fragment",        "unprotected",         "no_policy",      "rst_failed",
-      "events_lost",   "rst_not_unicast", "rst_not_to_host",     "shed_fragment",  "too_deep",
-      "shed_too_deep", "bad_checksum",    "rst_reflect_limited", "quic_undersized"};
-  // A counter added to abi.h must be named here before this builds.
-  static_assert(std::size(kCtr) == kClassCounters);
-  static_assert(std::size(kGlobal) == EDGESHED_NUM_GLOBAL_COUNTERS);
-  static constexpr const char* kClass[] = {"critical", "normal", "background"};
+  const auto& ctr = names::kCounters;
+  const auto& cls = names::kClasses;
   if (i < kClasses * kClassCounters) {
-    return std::string(kClass[i / kClassCounters]) + "." + kCtr[i % kClassCounters];
+    return std::string(cls[i / kClassCounters]) + "." + std::string(ctr[i % kClassCounters]);
   }
   if (i >= quic_index(0, 0)) {
     const size_t q = i - quic_index(0, 0);
-    return std::string("quic.") + kClass[q / kClassCounters] + "." + kCtr[q % kClassCounters];
+    return "quic." + std::string(cls[q / kClassCounters]) + "." +
+           std::string(ctr[q % kClassCounters]);
   }
-  return kGlobal[i - kClasses * kClassCounters];
+  return std::string(names::kGlobalCounters[i - kClasses * kClassCounters]);
 }
 
 std::string describe(const Counters& d) {

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# keepalive = "refuse": a new request on an open (keep-alive) connection,
+# while the class's requests in service are at the cap, gets a RST at both
+# ends before the server reads it (bpf/refuse_request.bpf.h). The eager
+# server of the matrix (10 slots x 20 ms), configs/port_only.toml plus the
+# key, a loadgen pool of 50 keep-alive connections, real TCP between the
+# lab's namespaces.
+#
+# 1. 0.7x on the pool for 6 s from a cold start: nothing refused, no
+#    connection reset (the limit is open until a queue shows).
+# 2. The pool at 0.7x for 3 s, then 5x for 6 s (--ramp): the queue is proven
+#    as the load rises, and from then on requests on the open connections
+#    are refused: the data plane's requests_refused counts them, and every
+#    reset the client saw is one of them (none is a request the server read
+#    and lost: the server never saw those requests). The server's own
+#    response time (the kernel's p99, median of its 1 s windows from 2 s
+#    into the overload) stays within 2.5x the service time: without the key
+#    the pool's 50 connections keep 5x the slots' worth in the server (p99
+#    ~100 ms). loadgen's pool is open loop: a request waits in the client
+#    for a free connection, so its own figures (printed) carry the backlog
+#    of the second before the queue was proven, seconds long at 5x; the
+#    refusal's time at the client is make bench-servers' to measure. status
+#    names the port's setting and the refusals.
+source "$(dirname "$0")/servers_lib.sh"
+
+PORT=80
+SLOTS=10
+SERVICE_MS=20
+POOL=50
+CALM_S=6
+
+scenario_up
+client_xdp_pass
+start_server eager "$PORT" "$SLOTS" "$SERVICE_MS"
+measure_capacity cap "$PORT" "$SLOTS" "$SERVICE_MS" 2
+echo "eager: measured capacity $CAPACITY/s (nominal 500/s)"
+check_ge "eager: measured capacity (req/s)" "$CAPACITY" 100
+calm=$(awk -v c="$CAPACITY" 'BEGIN { printf "%.0f", 0.7 * c }')
+
+cfg=$(matrix_config port_only "$PORT")
+echo 'keepalive = "refuse"' >>"$cfg"
+start_daemon_config "$cfg"
+"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "ports: 80:normal (keepalive refuse)" ||
+	fail "status does not name the port's keepalive setting"
+
+refused_counter() { es_status | jq '[.classes[].counters.requests_refused] | add'; }
+# resets CSV: the requests the client saw reset, and their time to the
+# reset, p99 (ms).
+resets() {
+	gawk -F, 'NR > 1 && $3 == "reset" { t[++n] = $4 }
+		END { asort(t); r = int(0.99 * n + 0.999999); printf "%d %s\n", n, n ? t[r < 1 ? 1 : r] : "-" }' "$1"
+}
+
+echo "== 1. the pool at $calm/s (0.7x) for $CALM_S s, cold start"
+load calm --port "$PORT" --keep-alive --max-connections "$POOL" --rate "$calm" --poisson \
+	--duration-s "$CALM_S" --count $((calm * CALM_S)) --timeout-ms 5000
+read -r ok shed lost p50 p99 _ _ < <(csv_figures "$SC_WORK/calm.csv" 0 999999)
+read -r nreset _ < <(resets "$SC_WORK/calm.csv")
+echo "calm: ok $ok, refused $shed, lost $lost (reset $nreset), p50 $p50 p99 $p99 ms"
+check_eq "0.7x: requests reset" "$nreset" 0
+check_eq "0.7x: connections refused" "$shed" 0
+check_eq "0.7x: requests refused (data plane)" "$(refused_counter)" 0
+pass "0.7x on a keep-alive pool: nothing refused"
+
+echo "== 2. the pool at 0.7x for 3 s, then 5x for 6 s"
+before=$(refused_counter)
+start_state_sampler "$SC_WORK/states"
+load over --port "$PORT" --keep-alive --max-connections "$POOL" --poisson \
+	--ramp "0.7x:3s,5x:6s" --capacity "$CAPACITY" --timeout-ms 5000
+stop_state_sampler
+read -r ok shed lost p50 p99 _ _ < <(csv_figures "$SC_WORK/over.csv" 0 999999)
+read -r nreset reset_p99 < <(resets "$SC_WORK/over.csv")
+refused=$(($(refused_counter) - before))
+# The server's own p99: samples from 5 s on (2 s into the overload).
+server_p99=$(awk 'NR == 1 { t0 = $1 } $1 >= t0 + 5000 && $5 != "-" && $5 != "" { print $5 }' "$SC_WORK/states" |
+	sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int((NR + 1) / 2)]; else print "-" }')
+echo "over: the client: ok $ok, connections refused $shed, lost $lost (reset $nreset, p99 $reset_p99 ms)," \
+	"admitted p50 $p50 p99 $p99 ms; the data plane: requests refused $refused; the server's own p99" \
+	"from 2 s into the overload: $server_p99 ms"
+"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "requests refused on open connections" ||
+	fail "status does not report the refusals"
+claim "requests refused on open connections" "$(ge "$refused" 1)"
+claim "every reset the client saw is a refusal" "$(is "$nreset" "$refused")"
+claim "the server's own p99 from 2 s into the overload <= 2.5x the service time" \
+	"$(le "$server_p99" $((5 * SERVICE_MS / 2)))"
+if [ ${#CLAIMS_FAILED[@]} -gt 0 ]; then
+	printf '  %s\n' "${CLAIMS_FAILED[@]}" >&2
+	fail "keepalive = refuse: ${#CLAIMS_FAILED[@]} claims not met"
+fi
+pass "5x on a keep-alive pool: requests on open connections refused before the server read them"

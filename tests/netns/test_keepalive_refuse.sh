@@ -21,6 +21,8 @@
 #    of the second before the queue was proven, seconds long at 5x; the
 #    refusal's time at the client is make bench-servers' to measure. status
 #    names the port's setting and the refusals.
+# 3. The filter sits at TC ingress beside the XDP hook while the daemon
+#    runs, and detach leaves no filter and no qdisc behind.
 source "$(dirname "$0")/servers_lib.sh"
 
 PORT=80
@@ -42,6 +44,8 @@ echo 'keepalive = "refuse"' >>"$cfg"
 start_daemon_config "$cfg"
 "$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "ports: 80:normal (keepalive refuse)" ||
 	fail "status does not name the port's keepalive setting"
+in_srv tc filter show dev "$SRV_IF" ingress | grep -q edgeshed_refuse ||
+	fail "no request filter at TC ingress: $(in_srv tc filter show dev "$SRV_IF" ingress)"
 
 refused_counter() { es_status | jq '[.classes[].counters.requests_refused] | add'; }
 # resets CSV: the requests the client saw reset, and their time to the
@@ -88,3 +92,12 @@ if [ ${#CLAIMS_FAILED[@]} -gt 0 ]; then
 	fail "keepalive = refuse: ${#CLAIMS_FAILED[@]} claims not met"
 fi
 pass "5x on a keep-alive pool: requests on open connections refused before the server read them"
+
+echo "== 3. detach"
+stop_daemon
+in_srv "$EDGESHED" detach --iface "$SRV_IF"
+[ -z "$(in_srv tc filter show dev "$SRV_IF" ingress)" ] ||
+	fail "detach left a filter: $(in_srv tc filter show dev "$SRV_IF" ingress)"
+! in_srv tc qdisc show dev "$SRV_IF" | grep -q clsact ||
+	fail "detach left the clsact qdisc edgeshed created: $(in_srv tc qdisc show dev "$SRV_IF")"
+pass "detach removed the request filter and its qdisc"

@@ -479,12 +479,9 @@ std::vector<std::string> status_lines(const Json& status) {
     out.push_back("  totals:" + class_totals(j["classes"]));
     std::string refused;
     for (const auto& [name, k] : j["classes"].items()) {
-      const Json& c = k["counters"];
-      if (c.value("requests_refused", uint64_t{0}) ||
-          c.value("would_refuse_requests", uint64_t{0})) {
-        refused += fmt::format(" {}: {} (would {});", name, num(c["requests_refused"]),
-                               num(c["would_refuse_requests"]));
-      }
+      const uint64_t n = k["counters"].value("requests_refused", uint64_t{0});
+      const uint64_t w = k["counters"].value("would_refuse_requests", uint64_t{0});
+      if (n || w) refused += fmt::format(" {}: {} (would {});", name, n, w);
     }
     if (!refused.empty()) out.push_back("  requests refused on open connections:" + refused);
     if (j.contains("quic") && j["quic"].value("protected", false)) {

@@ -206,11 +206,8 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
   // One entry per port, its protocols merged; only TCP ports are measured.
   std::vector<PortClass> ports;
   for (const auto& p : listed) {
-    if (p.class_id >= EDGESHED_NUM_CLASSES) {
-      return make_error("port " + std::to_string(p.port) + ": class id out of range");
-    }
-    if (p.requests >= EDGESHED_NUM_PORT_REQUESTS) {
-      return make_error("port " + std::to_string(p.port) + ": requests setting out of range");
+    if (p.class_id >= EDGESHED_NUM_CLASSES || p.requests >= EDGESHED_NUM_PORT_REQUESTS) {
+      return make_error("port " + std::to_string(p.port) + ": class id or keepalive out of range");
     }
     auto same = std::find_if(ports.begin(), ports.end(),
                              [&](const PortClass& q) { return q.port == p.port; });

@@ -219,6 +219,28 @@ static __always_inline int reset_both_ends(struct __sk_buff *skb,
 	return 0;
 }
 
+/* A sampled event of a refusal (events.bpf.h), from the client's side. */
+static __always_inline void emit_request_event(const struct edgeshed_config *cfg,
+					       const struct data_segment *seg,
+					       __u32 class_id, int outcome,
+					       __u64 now)
+{
+	struct edgeshed_pkt pkt = {};
+
+	pkt.family = seg->family;
+	pkt.dport = seg->dport;
+	if (seg->family == AF_INET) {
+		pkt.saddr[0] = seg->tuple.ipv4.saddr;
+		pkt.sport = bpf_ntohs(seg->tuple.ipv4.sport);
+	} else {
+		__builtin_memcpy(pkt.saddr, seg->tuple.ipv6.saddr,
+				 sizeof(pkt.saddr));
+		pkt.sport = bpf_ntohs(seg->tuple.ipv6.sport);
+	}
+	emit_event(cfg, &pkt, EDGESHED_PROTO_TCP, class_id, EDGESHED_REASON_CAP,
+		   outcome, now);
+}
+
 /*
  * TC verdict for a frame that may carry a new request on an open
  * connection. Cheap for all but protected ports that refuse requests.
@@ -257,8 +279,13 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	if (a.cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(a.s, a.proto, class_id,
 			    EDGESHED_CTR_WOULD_REFUSE_REQUEST);
+		emit_request_event(a.cfg, &seg, class_id,
+				   EDGESHED_EVENT_WOULD_REFUSE_REQUEST, a.now);
 		return TC_ACT_UNSPEC;
 	}
+	/* Before the frame is rewritten: the event names the client. */
+	emit_request_event(a.cfg, &seg, class_id, EDGESHED_EVENT_REQUEST_REFUSED,
+			   a.now);
 	if (reset_both_ends(skb, &seg)) {
 		/* The frame may be half rewritten: the server must not read
 		 * it as data, and the client retransmits into the next tick. */

@@ -79,9 +79,10 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
           if (args->count && seen >= args->count) return;
           ++seen;
           const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
-          const std::string verdict(names::name_of(ev.outcome == EDGESHED_EVENT_WOULD_SHED
-                                                       ? names::Verdict::kWouldShed
-                                                       : names::Verdict::kShed));
+          const bool observed = ev.outcome == EDGESHED_EVENT_WOULD_SHED ||
+                                ev.outcome == EDGESHED_EVENT_WOULD_REFUSE_REQUEST;
+          const std::string verdict(
+              names::name_of(observed ? names::Verdict::kWouldShed : names::Verdict::kShed));
           if (args->json) {
             nlohmann::ordered_json j = {
                 {"time", utc_time(unix_ns)},

@@ -40,7 +40,7 @@ inline constexpr std::array<std::string_view, EDGESHED_REASON_RATE + 1> kReasons
     "none", "cap", "fraction", "rate"};
 // enum edgeshed_event_outcome
 inline constexpr std::array<std::string_view, EDGESHED_NUM_EVENT_OUTCOMES> kOutcomes = {
-    "drop", "rst", "rst_capped", "would_shed"};
+    "drop", "rst", "rst_capped", "would_shed", "request_refused", "would_refuse_request"};
 // enum edgeshed_counter: the per-class counters
 inline constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {
     "admitted",

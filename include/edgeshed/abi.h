@@ -368,7 +368,8 @@ struct edgeshed_aq_record {
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_aq_record) == 24, "aq record ABI");
 
 /*
- * A sampled shed decision, written to the es_events ring buffer so that
+ * A sampled shed decision (of a new connection, or of a request on an open
+ * one), written to the es_events ring buffer so that
  * operators can see who is shed and why. Sampling (1 in event_sample) and a
  * per-CPU budget per second keep a flood from becoming an event flood.
  */
@@ -377,7 +378,11 @@ enum edgeshed_event_outcome {
 	EDGESHED_EVENT_RST = 1,		/* shed, answered with RST */
 	EDGESHED_EVENT_RST_CAPPED = 2,	/* shed, RST budget spent: dropped */
 	EDGESHED_EVENT_WOULD_SHED = 3,	/* observe mode: passed */
-	EDGESHED_NUM_EVENT_OUTCOMES = 4,
+	/* A new request on an open connection (keepalive = "refuse"): both
+	 * ends reset before the server read it; sport is the client's. */
+	EDGESHED_EVENT_REQUEST_REFUSED = 4,
+	EDGESHED_EVENT_WOULD_REFUSE_REQUEST = 5, /* observe mode: passed */
+	EDGESHED_NUM_EVENT_OUTCOMES = 6,
 };
 
 /* Shed reasons, in the order of the SHED_* counters. */

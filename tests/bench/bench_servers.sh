@@ -450,8 +450,10 @@ done
 # cost_case: "cost OFFERED ACHIEVED DAEMON_CPU% BPF_CPU% BPF_RUNS_PER_S
 # BPF_NS_PER_REQUEST" over 10 s of keep-alive requests to a refserver of 0 ms
 # (128 slots), and per program "cost_prog NAME RUNS_PER_REQUEST NS_PER_RUN
-# NS_PER_REQUEST". Then the same load with the daemon protecting another
-# port ("cost_unprotected_prog ..."): the runs that leave at the first check.
+# NS_PER_REQUEST". Then the same load with keepalive = "refuse" on the port
+# ("cost_refuse_prog ...": its request filter runs on every frame), and with
+# the daemon protecting another port ("cost_unprotected_prog ..."): the runs
+# that leave at the first check.
 # In the lab both ends are on this host, so each request also runs the
 # programs for the client's own socket (they leave at that check too).
 cost_case() {
@@ -459,6 +461,15 @@ cost_case() {
 	start_matrix_daemon port_only "$SVC_PORT"
 	sleep 2
 	cost_measure cost
+	stop_daemon
+	# keepalive = "refuse": the request filter at TC on every frame too (the
+	# limit open: nothing refused).
+	local cfg
+	cfg=$(matrix_config port_only "$SVC_PORT")
+	echo 'keepalive = "refuse"' >>"$cfg"
+	start_daemon_config "$cfg"
+	sleep 2
+	cost_measure cost_refuse
 	stop_daemon
 	start_matrix_daemon port_only $((SVC_PORT + 1))
 	sleep 2
@@ -507,6 +518,7 @@ if [ "$COST" = 1 ] && [ "$REPORT_ONLY" != 1 ]; then
 	grep '^cost ' "$out/runs/cost.log" | tail -n 1 >"$out/cost"
 	grep '^cost_prog ' "$out/runs/cost.log" >"$out/cost_progs" || true
 	grep '^cost_unprotected_prog ' "$out/runs/cost.log" >"$out/cost_unprotected_progs" || true
+	grep '^cost_refuse_prog ' "$out/runs/cost.log" >"$out/cost_refuse_progs" || true
 fi
 
 # --- tables --------------------------------------------------------------------
@@ -753,6 +765,10 @@ targets() {
 		if [ -s "$out/cost_progs" ]; then
 			echo "Per program (runs per request, ns per run, ns per request), the port protected:"
 			sort -k5 -nr "$out/cost_progs" | awk '{ printf "  %-28s %6s %6s %6s\n", $2, $3, $4, $5 }'
+		fi
+		if [ -s "$out/cost_refuse_progs" ]; then
+			echo "The same load, the port protected with keepalive = \"refuse\" (its request filter on every frame):"
+			sort -k5 -nr "$out/cost_refuse_progs" | awk '{ printf "  %-28s %6s %6s %6s\n", $2, $3, $4, $5 }'
 		fi
 		if [ -s "$out/cost_unprotected_progs" ]; then
 			echo "The same load, the port not protected (every run leaves at the first check):"

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "bpf/dataplane_fixture.h"
 #include "common/fd.h"
 #include "common/packet.h"
+#include "dataplane/events.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {
@@ -138,7 +140,14 @@ class RefuseRequestTest : public ::testing::TestWithParam<int> {
     ASSERT_EQ(stat("/proc/self/ns/net", &ns), 0);
     auto cfg = dp_.config();
     cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
+    cfg.events_per_sec_per_cpu = 100;
+    cfg.event_sample = 1;
     dp_.set_config(cfg);
+    auto reader = EventReader::from_fd(
+        Fd(fcntl(bpf_map__fd(dp_.skeleton()->maps.es_events), F_DUPFD_CLOEXEC, 0)),
+        [this](const edgeshed_event& ev) { events_.push_back(ev); });
+    ASSERT_TRUE(reader) << reader.error().message;
+    reader_.emplace(std::move(*reader));
     listener_ = listen_on(&port_);
     set_requests(EDGESHED_REQUESTS_REFUSE);
     edgeshed_class_policy pol{};
@@ -227,6 +236,25 @@ class RefuseRequestTest : public ::testing::TestWithParam<int> {
     return r.value_or(RunResult{Verdict::kOther, 0, {}});
   }
 
+  // The events the data plane wrote since the last call.
+  std::vector<edgeshed_event> events() {
+    events_.clear();
+    EXPECT_TRUE(reader_->poll(std::chrono::milliseconds(0)));
+    return events_;
+  }
+  // One event of this outcome, of the client's connection.
+  void expect_one_event(uint8_t outcome) {
+    const auto evs = events();
+    ASSERT_EQ(evs.size(), 1u);
+    EXPECT_EQ(evs[0].outcome, outcome);
+    EXPECT_EQ(evs[0].reason, EDGESHED_REASON_CAP);
+    EXPECT_EQ(evs[0].class_id, EDGESHED_CLASS_NORMAL);
+    EXPECT_EQ(evs[0].protocol, EDGESHED_PROTO_TCP);
+    EXPECT_EQ(evs[0].family, family());
+    EXPECT_EQ(evs[0].sport, local_port(client_.get()));
+    EXPECT_EQ(evs[0].dport, port_);
+  }
+
   uint64_t counted(int counter) const { return dp_.stats().cls[EDGESHED_CLASS_NORMAL][counter]; }
 
   // The frame passed as it came, and nobody was reset.
@@ -235,9 +263,14 @@ class RefuseRequestTest : public ::testing::TestWithParam<int> {
     EXPECT_EQ(r.out, frame);
     EXPECT_EQ(counted(EDGESHED_CTR_REQUEST_REFUSED), 0u);
     EXPECT_FALSE(was_reset(client_.get(), 200ms));
+    if (counted(EDGESHED_CTR_WOULD_REFUSE_REQUEST) == 0) {
+      EXPECT_TRUE(events().empty());
+    }
   }
 
   DataplaneFixture dp_;
+  std::optional<EventReader> reader_;
+  std::vector<edgeshed_event> events_;
   std::vector<BpfLink> links_;
   Fd host_netns_, listener_, client_, server_;
   uint16_t port_ = 0;
@@ -249,6 +282,7 @@ TEST_P(RefuseRequestTest, ANewRequestAtTheCapResetsBothEnds) {
   const RunResult r = run(frame);
   EXPECT_EQ(r.verdict, Verdict::kPass);
   EXPECT_EQ(counted(EDGESHED_CTR_REQUEST_REFUSED), 1u);
+  expect_one_event(EDGESHED_EVENT_REQUEST_REFUSED);
   EXPECT_TRUE(was_reset(client_.get())) << "the client's RST went back out of loopback";
 
   // What goes on up is a bare RST from the client, at the server's next
@@ -325,6 +359,7 @@ TEST_P(RefuseRequestTest, ObserveModeCountsWhatItWouldRefuse) {
   const Bytes frame = next_request();
   expect_untouched(frame, run(frame));
   EXPECT_EQ(counted(EDGESHED_CTR_WOULD_REFUSE_REQUEST), 1u);
+  expect_one_event(EDGESHED_EVENT_WOULD_REFUSE_REQUEST);
 }
 
 TEST_P(RefuseRequestTest, ASilentControllerFailsOpen) {

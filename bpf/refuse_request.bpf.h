@@ -219,6 +219,20 @@ static __always_inline int reset_both_ends(struct __sk_buff *skb,
 	return 0;
 }
 
+/* Whether some class is at its in-flight cap: the socket lookup, the
+ * filter's dearest step, is paid only then (a lookup per class instead). */
+static __always_inline int any_class_at_cap(const struct edgeshed_policy_set *set)
+{
+	__u32 c;
+
+#pragma unroll
+	for (c = 0; c < EDGESHED_NUM_CLASSES; c++) {
+		if (at_cap(&es_inflight_cls, c, set->cls[c].inflight_cap))
+			return 1;
+	}
+	return 0;
+}
+
 /* A sampled event of a refusal (events.bpf.h), from the client's side. */
 static __always_inline void emit_request_event(const struct edgeshed_config *cfg,
 					       const struct data_segment *seg,
@@ -268,7 +282,7 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	if (heartbeat_stale(a.cfg, a.ctl, a.now))
 		return TC_ACT_UNSPEC;
 	set = active_policy(a.ctl);
-	if (!set)
+	if (!set || !any_class_at_cap(set))
 		return TC_ACT_UNSPEC;
 	class_id = new_request_class(skb, &seg);
 	if (class_id < 0 || class_id >= EDGESHED_NUM_CLASSES)

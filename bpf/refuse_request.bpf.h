@@ -219,18 +219,19 @@ static __always_inline int reset_both_ends(struct __sk_buff *skb,
 	return 0;
 }
 
-/* Whether some class is at its in-flight cap: the socket lookup, the
- * filter's dearest step, is paid only then (a lookup per class instead). */
-static __always_inline int any_class_at_cap(const struct edgeshed_policy_set *set)
+/* The classes at their in-flight cap, a bit each: the socket lookup, the
+ * filter's dearest step, is paid only while one is (a lookup per class
+ * instead). */
+static __always_inline __u32 classes_at_cap(const struct edgeshed_policy_set *set)
 {
-	__u32 c;
+	__u32 c, mask = 0;
 
 #pragma unroll
 	for (c = 0; c < EDGESHED_NUM_CLASSES; c++) {
 		if (at_cap(&es_inflight_cls, c, set->cls[c].inflight_cap))
-			return 1;
+			mask |= 1u << c;
 	}
-	return 0;
+	return mask;
 }
 
 /* A sampled event of a refusal (events.bpf.h), from the client's side. */
@@ -261,12 +262,11 @@ static __always_inline void emit_request_event(const struct edgeshed_config *cfg
  */
 static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 {
-	const struct edgeshed_class_policy *pol;
 	struct data_segment seg = {};
 	struct edgeshed_policy_set *set;
 	struct edgeshed_port *port;
 	struct admission a = { .proto = EDGESHED_PROTO_TCP };
-	__u32 key;
+	__u32 key, at_cap_mask;
 	int class_id;
 
 	if (read_data_segment(skb, &seg))
@@ -282,13 +282,14 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	if (heartbeat_stale(a.cfg, a.ctl, a.now))
 		return TC_ACT_UNSPEC;
 	set = active_policy(a.ctl);
-	if (!set || !any_class_at_cap(set))
+	if (!set)
+		return TC_ACT_UNSPEC;
+	at_cap_mask = classes_at_cap(set);
+	if (!at_cap_mask)
 		return TC_ACT_UNSPEC;
 	class_id = new_request_class(skb, &seg);
-	if (class_id < 0 || class_id >= EDGESHED_NUM_CLASSES)
-		return TC_ACT_UNSPEC;
-	pol = &set->cls[class_id];
-	if (!at_cap(&es_inflight_cls, class_id, pol->inflight_cap))
+	if (class_id < 0 || class_id >= EDGESHED_NUM_CLASSES ||
+	    !(at_cap_mask & (1u << class_id)))
 		return TC_ACT_UNSPEC;
 	if (a.cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(a.s, a.proto, class_id,

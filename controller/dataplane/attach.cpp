@@ -20,6 +20,7 @@
 #include "dataplane/errno_message.h"
 #include "dataplane/link_type.h"
 #include "dataplane/skeleton.h"
+#include "dataplane/tc_filters.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed {
@@ -27,8 +28,6 @@ namespace {
 
 constexpr long kBpfFsMagic = 0xcafe4a11;
 constexpr const char* kBpfFsRoot = "/sys/fs/bpf";
-constexpr uint32_t kTcHandle = 0xed5;
-constexpr uint32_t kTcPriority = 1;
 constexpr const char* kXdpLinkPin = "xdp_link";
 constexpr const char* kTrackerLinkPin = "tracker_link";
 constexpr const char* kRequestLinkPin = "request_link";
@@ -86,22 +85,6 @@ Result<int> ifindex_of(const std::string& iface) {
   return static_cast<int>(idx);
 }
 
-bpf_tc_hook tc_ingress_hook(int ifindex) {
-  bpf_tc_hook hook{};
-  hook.sz = sizeof(hook);
-  hook.ifindex = ifindex;
-  hook.attach_point = BPF_TC_INGRESS;
-  return hook;
-}
-
-bpf_tc_opts tc_filter_opts() {
-  bpf_tc_opts opts{};
-  opts.sz = sizeof(opts);
-  opts.handle = kTcHandle;
-  opts.priority = kTcPriority;
-  return opts;
-}
-
 // Refuses to take an interface whose XDP hook belongs to someone else.
 Status check_xdp_free(int ifindex, const std::string& iface) {
   bpf_xdp_query_opts q{};
@@ -149,35 +132,21 @@ Status attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
 // Removes our filter, and the clsact qdisc if edgeshed created it; returns
 // what it could not remove, as " what: why;" items.
 std::string remove_tc(int ifindex, bool owns_qdisc) {
-  std::string problems;
-  bpf_tc_hook hook = tc_ingress_hook(ifindex);
-  bpf_tc_opts fo = tc_filter_opts();
-  if (int e = bpf_tc_detach(&hook, &fo); e != 0 && e != -ENOENT && e != -EINVAL) {
-    problems += " tc filter: " + errno_text(e) + ";";
-  }
-  if (owns_qdisc) {
-    hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
-    if (int e = bpf_tc_hook_destroy(&hook); e != 0 && e != -ENOENT) {
-      problems += " clsact qdisc: " + errno_text(e) + ";";
-    }
-  }
+  std::string problems = tc_detach_filter(ifindex, kHookFilter, "tc filter");
+  if (owns_qdisc) problems += tc_destroy_clsact(ifindex);
   return problems;
 }
 
 // Returns whether edgeshed created the clsact qdisc.
 Result<bool> attach_tc(const Skeleton& skel, int ifindex, const AttachOptions& opts) {
-  bpf_tc_hook hook = tc_ingress_hook(ifindex);
-  int err = bpf_tc_hook_create(&hook);
+  int err = tc_create_clsact(ifindex);
   if (err != 0 && err != -EEXIST) {
     return make_error("hook unsupported: cannot add a clsact qdisc to " + opts.iface + ": " +
                       errno_text(err));
   }
   bool created = err == 0;
-  bpf_tc_opts fo = tc_filter_opts();
-  fo.prog_fd = bpf_program__fd(skel->progs.edgeshed_tc);
-  // REPLACE swaps the program of our filter in one netlink change.
-  fo.flags = BPF_TC_F_REPLACE;
-  if (int e = bpf_tc_attach(&hook, &fo); e != 0) {
+  if (int e = tc_attach_filter(ifindex, kHookFilter, bpf_program__fd(skel->progs.edgeshed_tc));
+      e != 0) {
     (void)remove_tc(ifindex, created);
     return make_error("cannot attach the TC program to " + opts.iface + ": " + errno_text(e));
   }

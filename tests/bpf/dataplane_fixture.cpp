@@ -1,5 +1,7 @@
 #include "bpf/dataplane_fixture.h"
 
+#include <sys/stat.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <pthread.h>
@@ -77,6 +79,14 @@ DataplaneFixture::DataplaneFixture() {
   EXPECT_TRUE(maps_->set_ports({{kNormalPort, EDGESHED_CLASS_NORMAL},
                                 {kCriticalPort, EDGESHED_CLASS_CRITICAL},
                                 {kBackgroundPort, EDGESHED_CLASS_BACKGROUND}}));
+}
+
+void DataplaneFixture::count_this_netns_only() const {
+  struct stat ns {};
+  ASSERT_EQ(stat("/proc/thread-self/ns/net", &ns), 0);
+  auto cfg = config();
+  cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
+  set_config(cfg);
 }
 
 void DataplaneFixture::reset_config() const {

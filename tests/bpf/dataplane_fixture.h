@@ -83,6 +83,9 @@ class DataplaneFixture {
   std::optional<RunResult> try_run_program(const bpf_program* prog, Entry entry,
                                            const Bytes& frame) const;
 
+  // The tracker counts only the connections of the calling thread's network
+  // namespace: other tests' servers elsewhere on the host share the classes.
+  void count_this_netns_only() const;
   // Enforce, drop, no heartbeat timeout, everything admitted.
   void reset_config() const;
   void set_config(const edgeshed_config& cfg) const;

@@ -58,13 +58,7 @@ class RequestCountTest : public ::testing::Test {
     }
     links_ = dp_.attach_request_tracking();
     ASSERT_EQ(links_.size(), 3u);
-    // Only this namespace's connections: other tests' servers elsewhere on
-    // the host share the class.
-    struct stat ns {};
-    ASSERT_EQ(stat("/proc/self/ns/net", &ns), 0);
-    auto cfg = dp_.config();
-    cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
-    dp_.set_config(cfg);
+    dp_.count_this_netns_only();
     listener_ = listen_on_loopback(AF_INET, &port_, 512);
     ASSERT_TRUE(dp_.maps().set_ports(
         {{kNormalPort, EDGESHED_CLASS_NORMAL}, {port_, EDGESHED_CLASS_NORMAL}}));

@@ -31,13 +31,7 @@ struct LinkDeleter {
 class TrackerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // Only this namespace's connections: other tests' servers elsewhere on
-    // the host share the classes.
-    struct stat ns {};
-    ASSERT_EQ(stat("/proc/self/ns/net", &ns), 0);
-    auto cfg = dp_.config();
-    cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
-    dp_.set_config(cfg);
+    dp_.count_this_netns_only();
     link_.reset(bpf_program__attach(dp_.skeleton()->progs.edgeshed_track));
     ASSERT_TRUE(link_) << "tp_btf attach failed: errno " << errno;
   }

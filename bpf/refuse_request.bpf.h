@@ -113,7 +113,9 @@ static __always_inline int read_data_segment(struct __sk_buff *skb,
  * storage is the tracker's: set at the passive open, marked with the
  * request in service by the request timer. A response still unsent, or
  * not acknowledged by this segment (a pipelined request arriving while the
- * last answer is on its way), is never cut.
+ * last answer is on its way), is never cut. Nor is a connection's first
+ * request: the SYN decision admitted it, and clients retry a refused request
+ * only on a reused connection (Go's transport, curl).
  */
 static __always_inline int new_request_class(struct __sk_buff *skb,
 					     struct data_segment *seg)
@@ -140,8 +142,8 @@ static __always_inline int new_request_class(struct __sk_buff *skb,
 	tp = bpf_skc_to_tcp_sock(sk);
 	/* The segment itself acknowledges the server's last answer: its ACK,
 	 * not yet processed, is what says the answer is all through. */
-	if (!tp || tp->rcv_nxt != seg->seq || tp->copied_seq != tp->rcv_nxt ||
-	    tp->write_seq != seg->ack_seq)
+	if (!tp || !tp->bytes_received || tp->rcv_nxt != seg->seq ||
+	    tp->copied_seq != tp->rcv_nxt || tp->write_seq != seg->ack_seq)
 		goto out;
 	st = bpf_sk_storage_get(&es_sk_state, full, NULL, 0);
 	if (!st || !st->counted || st->request_ns || st->port != seg->dport)

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -151,10 +152,32 @@ class RefuseRequestTest : public ::testing::TestWithParam<int> {
     edgeshed_class_policy pol{};
     pol.inflight_cap = kCap;
     dp_.set_class_policy(EDGESHED_CLASS_NORMAL, pol);
+    // A keep-alive connection: a connection's first request is the SYN
+    // decision's, never refused.
+    open_connection();
+    serve_one_request();
+  }
+
+  // A new connection of the client, established and known to the tracker.
+  void open_connection() {
     client_ = connect_to(port_);
     server_ = Fd(accept(listener_.get(), nullptr, nullptr));
     ASSERT_TRUE(server_.valid());
-    // Established and known to the tracker before the frame is built.
+    std::this_thread::sleep_for(20ms);
+  }
+  // One request read and answered, the answer read and acknowledged.
+  void serve_one_request() {
+    ASSERT_EQ(send(client_.get(), kRequest, kRequestBytes, MSG_NOSIGNAL),
+              static_cast<ssize_t>(kRequestBytes));
+    std::string buf(kRequestBytes, '\0');
+    ASSERT_EQ(recv(server_.get(), buf.data(), buf.size(), MSG_WAITALL),
+              static_cast<ssize_t>(kRequestBytes));
+    constexpr std::string_view kAnswer = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
+    ASSERT_EQ(send(server_.get(), kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(kAnswer.size()));
+    std::string answer(kAnswer.size(), '\0');
+    ASSERT_EQ(recv(client_.get(), answer.data(), answer.size(), MSG_WAITALL),
+              static_cast<ssize_t>(kAnswer.size()));
     std::this_thread::sleep_for(20ms);
   }
 
@@ -303,6 +326,15 @@ TEST_P(RefuseRequestTest, ANewRequestAtTheCapResetsBothEnds) {
 
 TEST_P(RefuseRequestTest, UnderTheCapTheRequestPasses) {
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap - 1);
+  const Bytes frame = next_request();
+  expect_untouched(frame, run(frame));
+}
+
+TEST_P(RefuseRequestTest, AConnectionsFirstRequestPasses) {
+  // Admitted by the SYN decision: refused now, it would fail at the client,
+  // which retries only on a reused connection.
+  open_connection();
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
   const Bytes frame = next_request();
   expect_untouched(frame, run(frame));
 }

@@ -37,6 +37,10 @@ packages=(
 	# and gtlsserver), and the self-signed certificate the test makes. The
 	# server runs only inside the test's namespace, never as a service.
 	ngtcp2-client ngtcp2-server openssl
+	# keep-alive netns test: the clients users have (wrk, h2load over TLS
+	# through nginx, curl above, a Go net/http client built from
+	# tests/tools/go_http_client.go)
+	wrk nghttp2-client golang-go
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -24,7 +24,9 @@ Capacity step: SIGUSR1 takes half the slots away (held by the server itself,
 so the requests get the other half), SIGUSR2 gives them back.
 
 The server exits after --duration-s (bounded life in the lab) or on
-SIGTERM/SIGINT, and prints one line of counts to stderr.
+SIGTERM/SIGINT, and prints one line of counts to stderr, among them the
+requests it read and could not answer ("read and lost": the connection was
+reset or closed while the request was in service).
 """
 import asyncio
 import signal
@@ -67,6 +69,7 @@ class Server:
         self.polls = 0  # long polls answered
         self.streams = 0  # streams begun
         self.stream_lines = 0
+        self.lost = 0  # requests read, their answer never written
         self.step_lock = asyncio.Lock()
 
     async def handle(self, reader, writer):
@@ -107,8 +110,15 @@ class Server:
                     async with self.slots:
                         await asyncio.sleep(self.args.service_ms / 1000.0)
                     self.served += 1
+                    if writer.transport.is_closing():
+                        self.lost += 1
+                        return
                     writer.write(response(200, OK, close))
-                await writer.drain()
+                try:
+                    await writer.drain()
+                except ConnectionError:
+                    self.lost += 1
+                    raise
                 if close:
                     return
         except ConnectionError:
@@ -179,7 +189,8 @@ async def main(args):
     srv.close()
     print(f"eager_server: {time.monotonic() - t0:.1f} s, {server.connections} connections, "
           f"{server.served} served, {server.rejected} answered 503, {server.polls} long polls "
-          f"answered, {server.streams} streams ({server.stream_lines} lines)", file=sys.stderr,
+          f"answered, {server.streams} streams ({server.stream_lines} lines), "
+          f"{server.lost} read and lost", file=sys.stderr,
           flush=True)
 
 

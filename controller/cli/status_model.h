@@ -15,6 +15,9 @@
 namespace edgeshed {
 
 // Interfaces with a data plane pinned under EDGESHED_PIN_ROOT.
+// The wall clock, in ms since the epoch.
+int64_t realtime_ms();
+
 std::vector<std::string> attached_interfaces();
 
 // The special members are nlohmann::json's, which bugprone-exception-escape

@@ -1,0 +1,265 @@
+#include "cli/status_model.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/names.h"
+#include "common/names.h"
+#include "ipc/state.h"
+
+// The status as text: what `edgeshed status` prints (status_lines()).
+namespace edgeshed {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string clock_time(int64_t unix_ms) {
+  time_t t = static_cast<time_t>(unix_ms / 1000);
+  tm local{};
+  localtime_r(&t, &local);
+  char buf[16];
+  if (strftime(buf, sizeof(buf), "%H:%M:%S", &local) == 0) return "--:--:--";
+  return buf;
+}
+
+std::string num(const Json& v, int precision = 3) {
+  if (v.is_null()) return "-";
+  if (v.is_number_float()) return fmt::format("{:.{}g}", v.get<double>(), precision);
+  if (v.is_number()) return std::to_string(v.get<int64_t>());
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s)
+    c = c == '_' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string rate(const Json& v) {
+  return v.is_null() ? "-" : fmt::format("{:.1f}", v.get<double>());
+}
+
+std::string describe_policy(const Json& k) {
+  const double admit = 1.0 - k["shed_fraction"].get<double>();
+  std::string out;
+  if (admit <= 0) {
+    out = "shed all";
+  } else if (admit < 1) {
+    out = fmt::format("admit {:.0f}%", admit * 100);
+  } else {
+    out = "admit";
+  }
+  if (k["inflight_cap"].get<uint64_t>() != 0)
+    out += fmt::format(", cap {}", num(k["inflight_cap"]));
+  if (k["tokens_per_sec"].get<uint64_t>() != 0)
+    out += fmt::format(", {}/s", num(k["tokens_per_sec"]));
+  return out;
+}
+
+// " normal: 3 (would 0);" for each class that counted one of the two; "".
+std::string class_pair(const Json& classes, const char* done, const char* would) {
+  std::string out;
+  for (const auto& [name, k] : classes.items()) {
+    const uint64_t n = k["counters"].value(done, uint64_t{0});
+    const uint64_t w = k["counters"].value(would, uint64_t{0});
+    if (n || w) out += fmt::format(" {}: {} (would {});", name, n, w);
+  }
+  return out;
+}
+
+// " normal: admitted 9 shed 2 would-shed 0;" for each of TCP's or QUIC's
+// classes; QUIC's cap counters stay 0, no cap applying to it.
+std::string class_totals(const Json& classes) {
+  std::string out;
+  for (const auto& [name, k] : classes.items()) {
+    const Json& c = k["counters"];
+    const uint64_t shed = c["shed_cap"].get<uint64_t>() + c["shed_fraction"].get<uint64_t>() +
+                          c["shed_rate"].get<uint64_t>();
+    const uint64_t would_shed = c["would_shed_cap"].get<uint64_t>() +
+                                c["would_shed_fraction"].get<uint64_t>() +
+                                c["would_shed_rate"].get<uint64_t>();
+    out += fmt::format(" {}: admitted {} shed {} would-shed {};", name, num(c["admitted"]), shed,
+                       would_shed);
+  }
+  return out;
+}
+
+// The state file's numbers, as num() shows their JSON.
+std::string num(const std::optional<double>& v, int precision = 3) {
+  return v ? fmt::format("{:.{}g}", *v, precision) : "-";
+}
+std::string num(const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : "-"; }
+
+std::string left(const std::optional<double>& left_s) {
+  if (!left_s) return "until removed";
+  return fmt::format("{:.0f} s left", *left_s);
+}
+
+// "mode enforce (until removed); level critical (15 s left); ..."
+std::string describe_changes(const ipc::ActiveChanges& rc) {
+  std::vector<std::string> parts;
+  if (rc.mode) parts.push_back(fmt::format("mode {} ({})", rc.mode->value, left(rc.mode->left_s)));
+  if (rc.action) {
+    parts.push_back(fmt::format("action {} ({})", rc.action->value, left(rc.action->left_s)));
+  }
+  if (rc.level) {
+    parts.push_back(fmt::format("level pinned {} ({})", rc.level->value, left(rc.level->left_s)));
+  }
+  for (const auto& k : rc.classes) {
+    std::string what;
+    if (k.admit_fraction) what += " admit_fraction=" + num(k.admit_fraction);
+    if (k.inflight_cap) what += " inflight_cap=" + num(k.inflight_cap);
+    if (k.tokens_per_sec) what += " tokens_per_sec=" + num(k.tokens_per_sec);
+    if (k.burst) what += " burst=" + num(k.burst);
+    parts.push_back(fmt::format("class {}{} ({})", k.name, what, left(k.left_s)));
+  }
+  for (const auto& p : rc.ports) {
+    parts.push_back(fmt::format("port {} {}", p.key, p.traffic_class.value_or("removed")));
+  }
+  for (const auto& p : rc.prefixes) {
+    parts.push_back(fmt::format("prefix {} {}", p.key, p.traffic_class.value_or("removed")));
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+void daemon_lines(const Json& json, const Json& health, std::vector<std::string>& out) {
+  const std::string state = health.value("state", "");
+  const std::string why = health.value("why", "");
+  if (json.is_null()) {
+    const bool known = !why.empty() && state != "not_running";
+    out.push_back(
+        fmt::format("daemon: not running{} (showing the pinned data plane only: the "
+                    "policy below is the last one published)",
+                    known ? ": " + why : ", it stopped cleanly or never started"));
+    return;
+  }
+  auto parsed = ipc::parse_state(json);
+  if (!parsed) {
+    out.push_back("daemon: its state file is unreadable: " + parsed.error().message);
+    return;
+  }
+  const ipc::State& d = *parsed;
+  const std::string metrics = d.metrics.value_or("-");
+  if (state.empty() || state == "running") {
+    out.push_back(
+        fmt::format("daemon: running, pid {}, config {}, metrics {}", d.pid, d.config, metrics));
+  } else {
+    // Stopped, hung or crash-looping: what follows is what it last published.
+    out.push_back(
+        fmt::format("daemon: {}: {}; config {}, metrics {}", upper(state), why, d.config, metrics));
+  }
+  const int64_t held_ms = d.monotonic_ms - d.level_since_ms;
+  const int64_t since = realtime_ms() - json.value("state_age_ms", int64_t{0}) - held_ms;
+  std::string drivers;
+  for (const auto& n : d.drivers) drivers += (drivers.empty() ? "" : ",") + n;
+  out.push_back(fmt::format(
+      "  level {}{} since {} ({} s), pressure {} driven by {}; mode {}; "
+      "adaptive limit {}",
+      d.level, d.level_pinned ? " (pinned)" : "", clock_time(since), held_ms / 1000,
+      num(d.pressure), drivers.empty() ? "none" : drivers, d.mode,
+      d.adaptive_limit_open ? fmt::format("{} (open: no queue seen yet)", d.adaptive_limit)
+                            : std::to_string(d.adaptive_limit)));
+  if (d.learnt) {
+    out.push_back(fmt::format(
+        "  learnt while healthy: no-queue response {:.1f} ms at {:.0f}/s with {} in service "
+        "(at most {}), over {} ticks",
+        d.learnt->floor_ms, d.learnt->rate, d.learnt->inflight, d.learnt->peak_inflight,
+        d.learnt->readings));
+  }
+  if (d.fail_open) {
+    out.emplace_back(
+        "  FAIL-OPEN: every signal is stale and all_stale = fail_open: admitting everything");
+  } else if (d.all_stale) {
+    out.emplace_back("  every signal is stale: holding the last level (all_stale = hold)");
+  }
+  out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}", "signal", "kind", "value",
+                            "target", "pressure", "age"));
+  for (const auto& s : d.signals) {
+    std::string age = s.age_ms ? std::to_string(*s.age_ms) + " ms" : "never";
+    std::string flags = s.stale ? " STALE" : "";
+    if (s.hard_safety) flags += " hard-safety";
+    if (!s.error.empty()) flags += " error: " + s.error;
+    out.push_back(fmt::format("  {:<20} {:<13} {:>10} {:>10} {:>8} {:>9}{}", s.name, s.kind,
+                              num(s.value, 4), num(std::optional<double>(s.target), 4),
+                              num(s.pressure), age, flags));
+  }
+  if (!d.runtime_changes.empty()) {
+    out.push_back("  operator changes: " + describe_changes(d.runtime_changes));
+  }
+}
+}  // namespace
+
+std::vector<std::string> status_lines(const Json& status) {
+  std::vector<std::string> out;
+  daemon_lines(status["daemon"], status.value("daemon_health", Json::object()), out);
+  for (const auto& j : status["interfaces"]) {
+    if (j.contains("error")) {
+      out.push_back(fmt::format("{}: UNREADABLE: {}", num(j["iface"]), num(j["error"])));
+      continue;
+    }
+    std::string hb =
+        j["heartbeat_age_ms"].is_null() ? "never" : num(j["heartbeat_age_ms"]) + " ms ago";
+    out.push_back(fmt::format("{}: hook {}, mode {}, action {}, ABI {}, heartbeat {}",
+                              num(j["iface"]), num(j["hook"]), num(j["mode"]), num(j["action"]),
+                              num(j["abi_version"]), hb));
+    if (j["fail_open"].get<bool>()) {
+      out.push_back("  FAIL-OPEN: admitting everything: " + num(j["fail_open_reason"]));
+    }
+    if (j.contains("fail_static_note")) out.push_back("  " + num(j["fail_static_note"]));
+    std::string ports;
+    for (const auto& p : j["ports"]) {
+      std::string protocols;
+      for (const auto& proto : p["protocols"]) {
+        protocols += (protocols.empty() ? "" : "+") + proto.get<std::string>();
+      }
+      ports += fmt::format(" {}:{}", num(p["port"]), num(p["class"]));
+      if (protocols != "tcp") ports += "/" + protocols;
+      if (p.value("keepalive", "pass") != "pass")
+        ports += " (keepalive " + num(p["keepalive"]) + ")";
+    }
+    out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
+    const bool rates = j.contains("rates");
+    out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
+                              "class", "policy", "in service", "connections", "admitted/s",
+                              "shed/s (cap frac rate)", "would-shed/s", "fail-open",
+                              "rst sent/capd"));
+    for (const auto& [name, k] : j["classes"].items()) {
+      const Json& c = k["counters"];
+      const Json r = rates ? j["rates"]["classes"][name] : Json();
+      std::string cap = k["inflight_cap"].get<uint64_t>() ? num(k["inflight_cap"]) : "-";
+      std::string conns = num(k["connections"]);
+      if (k["connection_cap"].get<uint64_t>()) conns += "/" + num(k["connection_cap"]);
+      std::string shed = rates ? fmt::format("{} ({} {} {})", rate(r["shed"]), rate(r["shed_cap"]),
+                                             rate(r["shed_fraction"]), rate(r["shed_rate"]))
+                               : "-";
+      out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
+                                name, describe_policy(k), num(k["inflight"]) + "/" + cap, conns,
+                                rates ? rate(r["admitted"]) : "-", shed,
+                                rates ? rate(r["would_shed"]) : "-", num(c["fail_open"]),
+                                num(c["rst_sent"]) + "/" + num(c["rst_capped"])));
+    }
+    out.push_back("  totals:" + class_totals(j["classes"]));
+    if (auto s = class_pair(j["classes"], "requests_refused", "would_refuse_requests"); !s.empty())
+      out.push_back("  requests refused on open connections:" + s);
+    if (auto s = class_pair(j["classes"], "reclaimed", "would_reclaim"); !s.empty())
+      out.push_back("  idle connections reclaimed:" + s);
+    if (j.contains("quic") && j["quic"].value("protected", false)) {
+      out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
+                    class_totals(j["quic"]["classes"]));
+    }
+    std::string packets;
+    for (const auto& [counter, v] : j["counters"].items()) packets += " " + counter + "=" + num(v);
+    out.push_back("  passed without decision:" + packets);
+  }
+  return out;
+}
+
+}  // namespace edgeshed

@@ -13,6 +13,7 @@
 #include "latency.bpf.h"
 #include "maps.bpf.h"
 #include "parse.bpf.h"
+#include "reclaim_idle.bpf.h"
 #include "rst.bpf.h"
 #include "tcp_iter.bpf.h"
 
@@ -286,8 +287,14 @@ static __always_inline void request_arrived(struct sock *sk, int read_too)
 	struct edgeshed_sk_state *st;
 
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-	if (!st || !st->counted || st->request_ns)
+	if (!st || !st->counted)
 		return;
+	if (st->request_ns) {
+		/* A FIN, or bytes the server already read, is no overlap. */
+		if (!read_too && tcp_unread(sk))
+			st->overlapped = 1;
+		return;
+	}
 	if (!tcp_unread(sk) && !(read_too && read_unanswered(sk)))
 		return;
 	if (__sync_val_compare_and_swap(&st->request_ns, 0,
@@ -398,6 +405,20 @@ int edgeshed_seed(struct bpf_iter__tcp *ctx)
 		request_arrived(sk, 1);
 	}
 	return 0;
+}
+
+/* Idle connections of the ports that reclaim them (reclaim_idle.bpf.h):
+ * the daemon lists them, then aborts those it chose. */
+SEC("iter/tcp")
+int edgeshed_idle(struct bpf_iter__tcp *ctx)
+{
+	return list_idle(ctx);
+}
+
+SEC("iter/tcp")
+int edgeshed_reclaim(struct bpf_iter__tcp *ctx)
+{
+	return reclaim_chosen(ctx);
 }
 
 /*

@@ -168,4 +168,13 @@ struct {
 	__uint(max_entries, EDGESHED_EVENTS_RING_BYTES);
 } es_events SEC(".maps");
 
+/* The idle connections the daemon chose to reclaim, by socket cookie, for
+ * one reclaim walk; the walk deletes each entry it meets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EDGESHED_RECLAIM_BATCH);
+	__type(key, __u64);
+	__type(value, __u8);
+} es_reclaim SEC(".maps");
+
 #endif /* EDGESHED_MAPS_BPF_H */

@@ -113,7 +113,9 @@ static __always_inline int read_data_segment(struct __sk_buff *skb,
  * storage is the tracker's: set at the passive open, marked with the
  * request in service by the request timer. A response still unsent, or
  * not acknowledged by this segment (a pipelined request arriving while the
- * last answer is on its way), is never cut. Nor is a connection's first
+ * last answer is on its way), is never cut, nor is a connection that ever
+ * had bytes arrive with a request in service (overlapped, abi.h): a second
+ * request may be in service unseen. Nor is a connection's first
  * request: the SYN decision admitted it, and clients retry a refused request
  * only on a reused connection (Go's transport, curl).
  */
@@ -146,7 +148,8 @@ static __always_inline int new_request_class(struct __sk_buff *skb,
 	    tp->copied_seq != tp->rcv_nxt || tp->write_seq != seg->ack_seq)
 		goto out;
 	st = bpf_sk_storage_get(&es_sk_state, full, NULL, 0);
-	if (!st || !st->counted || st->request_ns || st->port != seg->dport)
+	if (!st || !st->counted || st->request_ns || st->overlapped ||
+	    st->port != seg->dport)
 		goto out;
 	class_id = st->class_id;
 out:

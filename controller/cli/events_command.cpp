@@ -80,7 +80,8 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
           ++seen;
           const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
           const bool observed = ev.outcome == EDGESHED_EVENT_WOULD_SHED ||
-                                ev.outcome == EDGESHED_EVENT_WOULD_REFUSE_REQUEST;
+                                ev.outcome == EDGESHED_EVENT_WOULD_REFUSE_REQUEST ||
+                                ev.outcome == EDGESHED_EVENT_WOULD_RECLAIM;
           const std::string verdict(
               names::name_of(observed ? names::Verdict::kWouldShed : names::Verdict::kShed));
           if (args->json) {

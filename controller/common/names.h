@@ -27,8 +27,8 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_MODES> kModes = {"off
 // enum edgeshed_action
 inline constexpr std::array<std::string_view, EDGESHED_NUM_ACTIONS> kActions = {"drop", "rst"};
 // enum edgeshed_port_requests: a port's `keepalive`
-inline constexpr std::array<std::string_view, EDGESHED_NUM_PORT_REQUESTS> kKeepAlive = {"pass",
-                                                                                        "refuse"};
+inline constexpr std::array<std::string_view, EDGESHED_NUM_PORT_REQUESTS> kKeepAlive = {
+    "pass", "refuse", "reclaim"};
 // enum edgeshed_draw
 inline constexpr std::array<std::string_view, EDGESHED_NUM_DRAWS> kDraws = {"source_hash",
                                                                             "random"};
@@ -36,11 +36,18 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_DRAWS> kDraws = {"sou
 inline constexpr std::array<std::string_view, EDGESHED_HOOK_TC + 1> kHooks = {"none", "xdp",
                                                                               "xdp-generic", "tc"};
 // enum edgeshed_shed_reason
-inline constexpr std::array<std::string_view, EDGESHED_REASON_RATE + 1> kReasons = {
-    "none", "cap", "fraction", "rate"};
+inline constexpr std::array<std::string_view, EDGESHED_REASON_IDLE + 1> kReasons = {
+    "none", "cap", "fraction", "rate", "idle"};
 // enum edgeshed_event_outcome
 inline constexpr std::array<std::string_view, EDGESHED_NUM_EVENT_OUTCOMES> kOutcomes = {
-    "drop", "rst", "rst_capped", "would_shed", "request_refused", "would_refuse_request"};
+    "drop",
+    "rst",
+    "rst_capped",
+    "would_shed",
+    "request_refused",
+    "would_refuse_request",
+    "reclaimed",
+    "would_reclaim"};
 // enum edgeshed_counter: the per-class counters
 inline constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters = {
     "admitted",
@@ -55,7 +62,9 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_COUNTERS> kCounters =
     "rst_sent",
     "rst_capped",
     "requests_refused",
-    "would_refuse_requests"};
+    "would_refuse_requests",
+    "reclaimed",
+    "would_reclaim"};
 // enum edgeshed_global_counter
 inline constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlobalCounters = {
     "unparsed",

@@ -70,7 +70,7 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
   }
   if (reader.choice("keepalive", port.keepalive, names::kKeepAlive) &&
       port.protocol == Protocol::kQuic && port.keepalive != EDGESHED_REQUESTS_PASS) {
-    reader.invalid("keepalive", "requests on open connections are refused on TCP ports only");
+    reader.invalid("keepalive", "open connections are refused or reclaimed on TCP ports only");
   }
   ports.push_back(port);
 }

@@ -32,7 +32,8 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
                  iface.name, hook_name(opts.hook));
     interfaces_.push_back({iface.name, std::move(attached->maps), std::move(attached->seed),
-                           std::move(attached->requests), attached->adopted});
+                           std::move(attached->requests), std::move(attached->idle),
+                           attached->adopted});
   }
   if (auto s = apply_settings(effective); !s) {
     detach_fresh();
@@ -60,7 +61,15 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
   const bool refuse_requests = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
     return p.keepalive == EDGESHED_REQUESTS_REFUSE;
   });
+  const bool reclaim = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
+    return p.keepalive != EDGESHED_REQUESTS_PASS;
+  });
   for (auto& iface : interfaces_) {
+    if (reclaim && !iface.idle.supported()) {
+      return make_error(iface.name +
+                        ": keepalive = \"reclaim\" and \"refuse\" need bpf_sock_destroy() "
+                        "(Linux 6.5) and the kernel's request accounting (6.11)");
+    }
     auto& maps = iface.maps;
     if (auto s = maps.set_ports(ports); !s) return s;
     if (auto s = iface.requests.set(refuse_requests, maps); !s) return s;
@@ -158,6 +167,14 @@ Result<signals::QueueSnapshot> AttachedDataplane::read_accept_queues() {
     }
   }
   return merged;
+}
+
+Result<std::vector<IdleConnection>> AttachedDataplane::idle_connections(size_t i) const {
+  return interfaces_[i].idle.list();
+}
+
+Status AttachedDataplane::reclaim(size_t i, const std::vector<uint64_t>& cookies) const {
+  return interfaces_[i].idle.reclaim(cookies);
 }
 
 }  // namespace edgeshed::daemon

@@ -42,6 +42,8 @@ class AttachedDataplane final : public DataplaneAccess {
   Status publish(size_t i, const edgeshed_policy_set& set, uint64_t heartbeat_ns,
                  uint32_t salt) const override;
   Result<signals::QueueSnapshot> read_accept_queues() override;
+  Result<std::vector<IdleConnection>> idle_connections(size_t i) const override;
+  Status reclaim(size_t i, const std::vector<uint64_t>& cookies) const override;
 
  private:
   struct Interface {
@@ -49,6 +51,7 @@ class AttachedDataplane final : public DataplaneAccess {
     Maps maps;
     InflightSeed seed;
     RequestFilter requests;
+    IdleConnections idle;
     bool adopted;  // attached before this daemon started
   };
   std::vector<Interface> interfaces_;

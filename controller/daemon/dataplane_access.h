@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "dataplane/idle_connections.h"
 #include "dataplane/maps.h"
 #include "edgeshed/abi.h"
 #include "signals/accept_queue_signal.h"
@@ -34,6 +35,10 @@ class DataplaneAccess {
                          uint32_t salt) const = 0;
   // The listeners' queues of the protected ports, merged over interfaces.
   virtual Result<signals::QueueSnapshot> read_accept_queues() = 0;
+  // The idle connections of the ports that reclaim them, and the reclaim of
+  // those chosen (dataplane/idle_connections.h).
+  virtual Result<std::vector<IdleConnection>> idle_connections(size_t i) const = 0;
+  virtual Status reclaim(size_t i, const std::vector<uint64_t>& cookies) const = 0;
 };
 
 }  // namespace edgeshed::daemon

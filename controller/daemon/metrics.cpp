@@ -155,6 +155,20 @@ std::string render_metrics(const MetricsSnapshot& s) {
           .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_WOULD_REFUSE_REQUEST]);
     }
   }
+  w.family("edgeshed_connections_reclaimed_total", "counter",
+           "Idle connections of ports with keepalive = \"reclaim\" or \"refuse\", aborted "
+           "while their class was over its cap (reclaimed), or counted only in observe mode "
+           "(would_reclaim).");
+  for (const auto& i : s.interfaces) {
+    for (auto c : law::kAllClasses) {
+      w.sample("edgeshed_connections_reclaimed_total")
+          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "reclaimed"}})
+          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_RECLAIMED]);
+      w.sample("edgeshed_connections_reclaimed_total")
+          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "would_reclaim"}})
+          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_WOULD_RECLAIM]);
+    }
+  }
   w.family("edgeshed_packets_total", "counter",
            "Packets the data plane passed without a decision, and lost events, by kind.");
   for (const auto& i : s.interfaces) {

@@ -261,6 +261,11 @@ TickReport Tick::run() {
                  d.pressure, join(d.drivers), describe(in.signals));
   }
   write_dataplane(d, now, report.errors);
+  if (settings_.reclaims) {
+    if (auto s = reclaimer_.run(d, snapshot_.connections, now); !s) {
+      this->report("reclaim", s.error().message, now, report.errors);
+    }
+  }
 
   std::vector<std::string> names;
   for (size_t i = 0; i < dataplane_.interface_count(); ++i) {

@@ -5,6 +5,7 @@
 // on fakes (tests/unit/daemon_tick_test.cpp); the daemon wires the real ones.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "daemon/dataplane_access.h"
+#include "daemon/idle_reclaimer.h"
 #include "daemon/latency_feed.h"
 #include "daemon/log_limiter.h"
 #include "daemon/operator_changes.h"
@@ -61,9 +63,13 @@ struct TickSettings {
   std::string latency_signal;  // empty: the kernel's latency feeds the limit
   std::chrono::nanoseconds salt_rotation{0};
   uint32_t max_connections = 0;  // 0: no connection cap
+  bool reclaims = false;         // a port reclaims idle connections
 
   static TickSettings from(const config::Config& cfg) {
-    return {cfg.latency_signal, cfg.dataplane.salt_rotation, cfg.max_connections};
+    const bool reclaims = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
+      return p.keepalive != EDGESHED_REQUESTS_PASS;
+    });
+    return {cfg.latency_signal, cfg.dataplane.salt_rotation, cfg.max_connections, reclaims};
   }
 };
 
@@ -133,6 +139,7 @@ class Tick {
   uint32_t mode_logged_ = EDGESHED_NUM_MODES;
   std::chrono::nanoseconds level_since_{0};
   LogLimiter errors_{std::chrono::seconds(10)};
+  IdleReclaimer reclaimer_{dataplane_, law::IdleReclaimConfig{}};
 };
 
 }  // namespace edgeshed::daemon

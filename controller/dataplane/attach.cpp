@@ -322,7 +322,10 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto requests = RequestFilter::create(
       opts.iface, skel->measures_response() ? bpf_program__fd((*skel)->progs.edgeshed_refuse) : -1);
   if (!requests) return requests.error();
-  return Attached{std::move(*maps), std::move(*seed), std::move(*requests), adopted};
+  auto idle = IdleConnections::from_skeleton(*skel);
+  if (!idle) return idle.error();
+  return Attached{std::move(*maps), std::move(*seed), std::move(*requests), std::move(*idle),
+                  adopted};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "dataplane/idle_connections.h"
 #include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
 #include "dataplane/request_filter.h"
@@ -50,6 +51,7 @@ struct Attached {
   Maps maps;
   InflightSeed seed;       // to run again when the protected ports change
   RequestFilter requests;  // on while a port refuses requests on open connections
+  IdleConnections idle;    // the walks that reclaim idle connections
   bool adopted;            // an attached data plane of the same ABI was taken over
 };
 

@@ -18,6 +18,11 @@ bool kernel_has_tracepoint(const btf* vmlinux, const char* name) {
   return vmlinux && btf__find_by_name_kind(vmlinux, type.c_str(), BTF_KIND_TYPEDEF) >= 0;
 }
 
+void drop_reclaim(edgeshed_bpf* skel) {
+  bpf_program__set_autoload(skel->progs.edgeshed_idle, false);
+  bpf_program__set_autoload(skel->progs.edgeshed_reclaim, false);
+}
+
 // The response timer needs sk_data_ready (Linux 6.6) and tcp_sendmsg_locked
 // (6.11). On an older kernel both halves are left out, so that the data
 // plane still loads: no response time, everything else as before.
@@ -25,12 +30,18 @@ void drop_unsupported_latency(edgeshed_bpf* skel) {
   btf* vmlinux = btf__load_vmlinux_btf();
   const bool supported = kernel_has_tracepoint(vmlinux, "sk_data_ready") &&
                          kernel_has_tracepoint(vmlinux, "tcp_sendmsg_locked");
+  // The idle walks abort with bpf_sock_destroy() (Linux 6.5).
+  const bool destroys =
+      vmlinux && btf__find_by_name_kind(vmlinux, "bpf_sock_destroy", BTF_KIND_FUNC) >= 0;
   btf__free(vmlinux);
+  if (!destroys) drop_reclaim(skel);
   if (supported) return;
   bpf_program__set_autoload(skel->progs.edgeshed_request, false);
   bpf_program__set_autoload(skel->progs.edgeshed_response, false);
-  // Without the request stamp every segment would look like a new request.
+  // Without the request stamp every segment would look like a new request,
+  // and a request read and unanswered like an idle connection.
   bpf_program__set_autoload(skel->progs.edgeshed_refuse, false);
+  drop_reclaim(skel);
 }
 
 }  // namespace
@@ -59,6 +70,11 @@ Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
     return make_error("cannot load the BPF programs: " + errno_text(err) + hint);
   }
   return skel;
+}
+
+bool Skeleton::reclaims_idle() const {
+  return bpf_program__autoload(skel_->progs.edgeshed_idle) &&
+         bpf_program__autoload(skel_->progs.edgeshed_reclaim);
 }
 
 bool Skeleton::measures_response() const {

@@ -25,6 +25,8 @@ class Skeleton {
 
   // Whether the response-time programs are loaded (Linux 6.11 and later).
   bool measures_response() const;
+  // Whether the idle walks are loaded (those, and bpf_sock_destroy()).
+  bool reclaims_idle() const;
 
   edgeshed_bpf* get() const { return skel_.get(); }
   edgeshed_bpf* operator->() const { return skel_.get(); }

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 11
+#define EDGESHED_ABI_VERSION 12
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -94,6 +94,10 @@ enum edgeshed_counter {
 	 * cap on a port that refuses them: reset before the server read it. */
 	EDGESHED_CTR_REQUEST_REFUSED,
 	EDGESHED_CTR_WOULD_REFUSE_REQUEST, /* observe mode counterpart */
+	/* An idle connection of a port that reclaims them, aborted by the
+	 * daemon's choice while its class was over the cap (reclaim_idle.bpf.h). */
+	EDGESHED_CTR_RECLAIMED,
+	EDGESHED_CTR_WOULD_RECLAIM, /* observe mode counterpart */
 	EDGESHED_NUM_COUNTERS,
 };
 
@@ -294,12 +298,17 @@ struct edgeshed_port {
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 4, "port ABI");
 
-/* What a port does with a new request on a connection already open while
- * the class's requests in service are at its cap. */
+/* What a port does with the connections already open while the class's
+ * requests in service are at its cap (the config's keepalive). */
 enum edgeshed_port_requests {
-	EDGESHED_REQUESTS_PASS = 0,   /* the cap binds at the SYN only */
-	EDGESHED_REQUESTS_REFUSE = 1, /* reset both ends, request unread */
-	EDGESHED_NUM_PORT_REQUESTS = 2,
+	EDGESHED_REQUESTS_PASS = 0,    /* the cap binds at the SYN only */
+	/* Reclaim, and a new request on an open connection at the cap: both
+	 * ends reset, the request unread. */
+	EDGESHED_REQUESTS_REFUSE = 1,
+	/* Idle connections aborted, longest idle first, while the class is
+	 * over its cap. */
+	EDGESHED_REQUESTS_RECLAIM = 2,
+	EDGESHED_NUM_PORT_REQUESTS = 3,
 };
 
 #define EDGESHED_PORT_TCP (1u << EDGESHED_PROTO_TCP)
@@ -368,6 +377,25 @@ struct edgeshed_aq_record {
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_aq_record) == 24, "aq record ABI");
 
 /*
+ * One idle connection of a port that reclaims them, as the idle walk
+ * (iter/tcp edgeshed_idle) writes it: nothing unread, everything sent
+ * acknowledged, no request in service. The daemon picks the longest idle
+ * and puts their cookies in es_reclaim for the reclaim walk.
+ */
+struct edgeshed_idle_conn {
+	__u64 cookie;	/* the socket's cookie */
+	__u64 idle_ns;	/* since its last segment, either way */
+	__u16 port;	/* local port, host byte order */
+	__u8 class_id;	/* enum edgeshed_class */
+	__u8 _pad[5];
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_idle_conn) == 24, "idle connection ABI");
+
+/* Cookies the daemon may choose for one reclaim walk (es_reclaim); nginx
+ * closes at most 32 idle connections at a time when it runs short. */
+#define EDGESHED_RECLAIM_BATCH 32
+
+/*
  * A sampled shed decision (of a new connection, or of a request on an open
  * one), written to the es_events ring buffer so that
  * operators can see who is shed and why. Sampling (1 in event_sample) and a
@@ -382,7 +410,11 @@ enum edgeshed_event_outcome {
 	 * ends reset before the server read it; sport is the client's. */
 	EDGESHED_EVENT_REQUEST_REFUSED = 4,
 	EDGESHED_EVENT_WOULD_REFUSE_REQUEST = 5, /* observe mode: passed */
-	EDGESHED_NUM_EVENT_OUTCOMES = 6,
+	/* An idle connection aborted (keepalive = "reclaim" or "refuse"):
+	 * reason idle; sport is the client's. */
+	EDGESHED_EVENT_RECLAIMED = 6,
+	EDGESHED_EVENT_WOULD_RECLAIM = 7, /* observe mode: left open */
+	EDGESHED_NUM_EVENT_OUTCOMES = 8,
 };
 
 /* Shed reasons, in the order of the SHED_* counters. */
@@ -391,6 +423,7 @@ enum edgeshed_shed_reason {
 	EDGESHED_REASON_CAP = 1,
 	EDGESHED_REASON_FRAC = 2,
 	EDGESHED_REASON_RATE = 3,
+	EDGESHED_REASON_IDLE = 4, /* a reclaimed idle connection */
 };
 /* The data plane counts a shed as EDGESHED_CTR_SHED_CAP + reason -
  * EDGESHED_REASON_CAP (and WOULD_SHED_* alike): both enums keep one order. */
@@ -437,7 +470,11 @@ struct edgeshed_sk_state {
 	/* The request in service started at a send that left a pipelined
 	 * request unread: counted, but its time is not the request's. */
 	__u8 untimed;
-	__u8 _pad;
+	/* Bytes arrived while a request was in service: a second request
+	 * (pipelined, HTTP/2 streams) or more of the first. What the server
+	 * still owes such a connection is unknown from here on, so it is
+	 * never refused nor reclaimed (keepalive = "refuse", "reclaim"). */
+	__u8 overlapped;
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_sk_state) == 24, "sk state ABI");
 

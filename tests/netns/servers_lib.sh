@@ -206,6 +206,15 @@ start_server() {
 	fail "$kind on $SRV_V4:$port does not answer GET / with 200 within 5 s: $(tail -n 20 "$log")"
 }
 
+# read_and_lost LOG: the requests a stopped eager server read and could not
+# answer (its last line, shown on stderr).
+read_and_lost() {
+	local line
+	line=$(grep -E "read and lost$" "$1") || fail "no counts in $1: $(tail -n 3 "$1")"
+	echo "$line" >&2
+	grep -oE '[0-9]+ read and lost$' <<<"$line" | cut -d' ' -f1
+}
+
 # stop_server: the last server's processes, SIGTERM, waited for.
 stop_server() {
 	sv_stop_pids "${SERVER_PIDS[@]}"

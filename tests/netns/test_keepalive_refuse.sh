@@ -6,8 +6,11 @@
 # key, a loadgen pool of 50 keep-alive connections, real TCP between the
 # lab's namespaces.
 #
+# 0. 200 idle connections (tcp_tool hold: opened, never used) held from the
+#    start to the end, beside everything below.
 # 1. 0.7x on the pool for 6 s from a cold start: nothing refused, no
-#    connection reset (the limit is open until a queue shows).
+#    connection reset, no idle connection reclaimed (the limit is open until
+#    a queue shows).
 # 2. The pool at 0.7x for 3 s, then 5x for 6 s (--ramp): the queue is proven
 #    as the load rises, and from then on requests on the open connections
 #    are refused: the data plane's requests_refused counts them, and every
@@ -20,7 +23,11 @@
 #    for a free connection, so its own figures (printed) carry the backlog
 #    of the second before the queue was proven, seconds long at 5x; the
 #    refusal's time at the client is make bench-servers' to measure. status
-#    names the port's setting and the refusals.
+#    names the port's setting and the refusals. The idle connections are
+#    reclaimed (the class holds far more connections than its cap), at most
+#    32 a second: every reset the holder saw is one the data plane counts
+#    as reclaimed, and none of the pool's connections (never idle for 1 s)
+#    is among them. The server lost no request it had read (its count).
 # 3. The filter sits at TC ingress beside the XDP hook while the daemon
 #    runs, and detach leaves no filter and no qdisc behind.
 source "$(dirname "$0")/servers_lib.sh"
@@ -30,9 +37,11 @@ SLOTS=10
 SERVICE_MS=20
 POOL=50
 CALM_S=6
+IDLE_N=200
 
 scenario_up
 client_xdp_pass
+SV_PY_ARGS=(--idle-timeout-s 120) # keeps the idle connections
 start_server eager "$PORT" "$SLOTS" "$SERVICE_MS"
 measure_capacity cap "$PORT" "$SLOTS" "$SERVICE_MS" 2
 echo "eager: measured capacity $CAPACITY/s (nominal 500/s)"
@@ -48,12 +57,23 @@ in_srv tc filter show dev "$SRV_IF" ingress | grep -q edgeshed_refuse ||
 	fail "no request filter at TC ingress: $(in_srv tc filter show dev "$SRV_IF" ingress)"
 
 refused_counter() { es_status | jq '[.classes[].counters.requests_refused] | add'; }
+reclaimed_counter() { es_status | jq '[.classes[].counters.reclaimed] | add'; }
 # resets CSV: the requests the client saw reset, and their time to the
 # reset, p99 (ms).
 resets() {
 	gawk -F, 'NR > 1 && $3 == "reset" { t[++n] = $4 }
 		END { asort(t); r = int(0.99 * n + 0.999999); printf "%d %s\n", n, n ? t[r < 1 ? 1 : r] : "-" }' "$1"
 }
+
+echo "== 0. $IDLE_N idle connections held until the end"
+"${SC_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$TCP_TOOL" hold "$SRV_V4" "$PORT" "$IDLE_N" 60 2000 \
+	>"$SC_WORK/hold" 2>"$SC_WORK/hold.err" &
+HOLDER=$!
+LAB_PIDS+=("$HOLDER")
+wait_until 10 "the holder's connects to end" grep -q '^opened ' "$SC_WORK/hold"
+read -r _ _ _ held_est _ < <(grep '^opened ' "$SC_WORK/hold")
+check_eq "idle connections established" "$held_est" "$IDLE_N"
+sleep 1.5 # idle for the reclaim's minimum, should anything reclaim them now
 
 echo "== 1. the pool at $calm/s (0.7x) for $CALM_S s, cold start"
 load calm --port "$PORT" --keep-alive --max-connections "$POOL" --rate "$calm" --poisson \
@@ -64,6 +84,7 @@ echo "calm: ok $ok, refused $shed, lost $lost (reset $nreset), p50 $p50 p99 $p99
 check_eq "0.7x: requests reset" "$nreset" 0
 check_eq "0.7x: connections refused" "$shed" 0
 check_eq "0.7x: requests refused (data plane)" "$(refused_counter)" 0
+check_eq "0.7x: idle connections reclaimed" "$(reclaimed_counter)" 0
 pass "0.7x on a keep-alive pool: nothing refused"
 
 echo "== 2. the pool at 0.7x for 3 s, then 5x for 6 s"
@@ -87,6 +108,19 @@ claim "requests refused on open connections" "$(ge "$refused" 1)"
 claim "every reset the client saw is a refusal" "$(is "$nreset" "$refused")"
 claim "the server's own p99 from 2 s into the overload <= 2.5x the service time" \
 	"$(le "$server_p99" $((5 * SERVICE_MS / 2)))"
+reclaimed=$(reclaimed_counter)
+kill -USR1 "$HOLDER" 2>/dev/null || true # it ends by itself once none is left
+wait "$HOLDER" || fail "tcp_tool hold: exit $?: $(cat "$SC_WORK/hold" "$SC_WORK/hold.err")"
+read -r _ _ _ held_open _ held_closed _ held_reset < <(grep '^held ' "$SC_WORK/hold")
+echo "idle connections: $reclaimed reclaimed by the data plane; the holder: $held_open of $IDLE_N still" \
+	"open, $held_closed closed, $held_reset reset"
+"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "idle connections reclaimed" ||
+	fail "status does not report the reclaimed connections"
+claim "idle connections reclaimed" "$(ge "$reclaimed" 1)"
+claim "every idle connection reset is one reclaimed, and the reclaims hit idle ones only" \
+	"$(is "$held_reset" "$reclaimed")"
+stop_server
+claim "no request the server read was lost" "$(is "$(read_and_lost "$SERVER_LOG")" 0)"
 if [ ${#CLAIMS_FAILED[@]} -gt 0 ]; then
 	printf '  %s\n' "${CLAIMS_FAILED[@]}" >&2
 	fail "keepalive = refuse: ${#CLAIMS_FAILED[@]} claims not met"

@@ -549,17 +549,19 @@ TEST(ConfigErrorTest, NoLatencyObjectiveOnAQuicPort) {
 }
 
 TEST(ConfigTest, KeepAliveRequestsPassUnlessAPortRefusesThem) {
-  const Config config =
-      parsed("[[port]]\nport = 80\n[[port]]\nport = 443\nkeepalive = \"refuse\"\n");
-  ASSERT_EQ(config.ports.size(), 2u);
+  const Config config = parsed(
+      "[[port]]\nport = 80\n[[port]]\nport = 443\nkeepalive = \"refuse\"\n"
+      "[[port]]\nport = 8080\nkeepalive = \"reclaim\"\n");
+  ASSERT_EQ(config.ports.size(), 3u);
   EXPECT_EQ(config.ports[0].keepalive, EDGESHED_REQUESTS_PASS);
   EXPECT_EQ(config.ports[1].keepalive, EDGESHED_REQUESTS_REFUSE);
+  EXPECT_EQ(config.ports[2].keepalive, EDGESHED_REQUESTS_RECLAIM);
   EXPECT_EQ(error_of("[[port]]\nport = 443\nkeepalive = \"close\"\n"),
             "edgeshed.toml:3:1: port[0].keepalive = \"close\": must be one of \"pass\", "
-            "\"refuse\"");
+            "\"refuse\", \"reclaim\"");
   EXPECT_EQ(error_of("[[port]]\nport = 443\nprotocol = \"quic\"\nkeepalive = \"refuse\"\n"),
-            "edgeshed.toml:4:1: port[0].keepalive = \"refuse\": requests on open connections are "
-            "refused on TCP ports only");
+            "edgeshed.toml:4:1: port[0].keepalive = \"refuse\": open connections are refused or "
+            "reclaimed on TCP ports only");
 }
 
 TEST(ConfigErrorTest, UnknownClass) {

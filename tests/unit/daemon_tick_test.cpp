@@ -57,6 +57,8 @@ class FakeDataplane final : public DataplaneAccess {
     uint32_t salt = 0;
     bool fail_next_publish = false;
     bool fail_next_config_write = false;
+    std::vector<IdleConnection> idle;              // what the idle walk lists
+    std::vector<std::vector<uint64_t>> reclaimed;  // each reclaim walk's cookies
   };
   // Mutable: the interface is const like Maps (a map write changes the
   // kernel, not the handle), and the fake keeps what was written.
@@ -99,6 +101,13 @@ class FakeDataplane final : public DataplaneAccess {
   }
   Result<signals::QueueSnapshot> read_accept_queues() override {
     return make_error("no accept queues in the fake");
+  }
+  Result<std::vector<IdleConnection>> idle_connections(size_t i) const override {
+    return ifaces[i].idle;
+  }
+  Status reclaim(size_t i, const std::vector<uint64_t>& cookies) const override {
+    ifaces[i].reclaimed.push_back(cookies);
+    return {};
   }
 };
 
@@ -419,6 +428,59 @@ TEST(Reload, ListenersKeepTheirAddressesButTheirAnswersChangeNow) {
             std::vector<std::string>{"[agent] listen changes take effect at the next restart"});
   EXPECT_TRUE(plan_reload(off, running).config.agent.listen.enabled)
       << "still listening until restart";
+}
+
+using namespace std::chrono_literals;
+
+// The tick's reclaim step: the longest idle of the class's excess over its
+// cap, on the first interface (its walk sees every connection), one batch
+// an interval.
+TEST(IdleReclaimerTest, ReclaimsTheLongestIdleOfTheExcessOnce) {
+  FakeDataplane dataplane;
+  dataplane.ifaces[0].idle = {
+      {11, 5s, 80, EDGESHED_CLASS_NORMAL}, {12, 500ms, 80, EDGESHED_CLASS_NORMAL},
+      {13, 3s, 80, EDGESHED_CLASS_NORMAL}, {14, 2s, 80, EDGESHED_CLASS_NORMAL},
+      {15, 9s, 80, EDGESHED_CLASS_NORMAL}, {16, 60s, 80, EDGESHED_CLASS_CRITICAL},
+      {17, 9s, 80, EDGESHED_NUM_CLASSES},  // a newer data plane's class: left alone
+  };
+  IdleReclaimer reclaimer(dataplane, law::IdleReclaimConfig{});
+  law::Decision d;
+  d.mode = law::Mode::kEnforce;
+  d.level = law::Level::kElevated;
+  d.policies[law::index_of(law::TrafficClass::kNormal)].inflight_cap = 2;
+  ClassCounts connections{};
+  connections[law::index_of(law::TrafficClass::kNormal)] = 5;
+  connections[law::index_of(law::TrafficClass::kCritical)] = 1;  // no cap: kept
+
+  ASSERT_TRUE(reclaimer.run(d, connections, 10s));
+  ASSERT_EQ(dataplane.ifaces[0].reclaimed.size(), 1u);
+  EXPECT_EQ(dataplane.ifaces[0].reclaimed[0], (std::vector<uint64_t>{15, 11, 13}));
+  EXPECT_TRUE(dataplane.ifaces[1].reclaimed.empty());
+  // The next batch is an interval away.
+  ASSERT_TRUE(reclaimer.run(d, connections, 10s + 500ms));
+  EXPECT_EQ(dataplane.ifaces[0].reclaimed.size(), 1u);
+  ASSERT_TRUE(reclaimer.run(d, connections, 12s));
+  EXPECT_EQ(dataplane.ifaces[0].reclaimed.size(), 2u);
+}
+
+TEST(IdleReclaimerTest, NothingWithTheDataPlaneOffOrAtTheLevelNormal) {
+  FakeDataplane dataplane;
+  dataplane.ifaces[0].idle = {{11, 5s, 80, EDGESHED_CLASS_NORMAL}};
+  IdleReclaimer reclaimer(dataplane, law::IdleReclaimConfig{});
+  law::Decision d;
+  d.mode = law::Mode::kOff;
+  d.level = law::Level::kCritical;
+  d.policies[law::index_of(law::TrafficClass::kNormal)].inflight_cap = 0;
+  ClassCounts connections{};
+  connections[law::index_of(law::TrafficClass::kNormal)] = 5;
+  ASSERT_TRUE(reclaimer.run(d, connections, 10s));
+  d.mode = law::Mode::kObserve;  // counts what it would reclaim, in the kernel
+  d.level = law::Level::kNormal;
+  ASSERT_TRUE(reclaimer.run(d, connections, 20s));
+  EXPECT_TRUE(dataplane.ifaces[0].reclaimed.empty());
+  d.level = law::Level::kHigh;
+  ASSERT_TRUE(reclaimer.run(d, connections, 30s));
+  EXPECT_EQ(dataplane.ifaces[0].reclaimed.size(), 1u);
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// The idle connections of the ports that reclaim them, and their reclaim
+// (bpf/reclaim_idle.bpf.h): the daemon lists them, chooses the longest idle
+// (law/idle_reclaim.h), and the kernel aborts those still idle.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "common/fd.h"
+#include "common/result.h"
+#include "dataplane/skeleton.h"
+#include "edgeshed/abi.h"
+
+namespace edgeshed {
+
+struct IdleConnection {
+  uint64_t cookie = 0;  // the socket's cookie
+  std::chrono::nanoseconds idle{0};
+  uint16_t port = 0;
+  uint32_t class_id = 0;  // enum edgeshed_class
+};
+
+class IdleConnections {
+ public:
+  // The two walks of a loaded data plane and its es_reclaim map; where the
+  // kernel lacks them (bpf_sock_destroy, Linux 6.5; the request accounting,
+  // 6.11), an instance that supports nothing.
+  static Result<IdleConnections> from_skeleton(const Skeleton& skel);
+
+  bool supported() const { return list_prog_.valid(); }
+  // One idle walk over this network namespace's TCP sockets.
+  Result<std::vector<IdleConnection>> list() const;
+  // One reclaim walk: aborts each of cookies (at most
+  // EDGESHED_RECLAIM_BATCH) that is still idle, in enforce mode, and counts
+  // it in the class's reclaimed (or would_reclaim) counter.
+  Status reclaim(const std::vector<uint64_t>& cookies) const;
+
+ private:
+  IdleConnections(Fd list_prog, Fd reclaim_prog, Fd chosen)
+      : list_prog_(std::move(list_prog)),
+        reclaim_prog_(std::move(reclaim_prog)),
+        chosen_(std::move(chosen)) {}
+  Fd list_prog_, reclaim_prog_, chosen_;
+};
+
+}  // namespace edgeshed

@@ -1,0 +1,74 @@
+// Real TCP connections on the loopback of a network namespace of the test's
+// own, for the programs that read sockets: the request filter
+// (refuse_request_test.cpp) and the idle walks (reclaim_idle_test.cpp).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "common/fd.h"
+
+namespace edgeshed::testing {
+
+// IPv4's address on that loopback: 127.0.0.1 would be a martian to a frame
+// injected there, whatever route_localnet says.
+inline constexpr const char* kTestV4 = "192.0.2.1";
+inline constexpr std::string_view kRequest = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+inline constexpr std::string_view kAnswer = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
+
+uint16_t local_port(int fd);
+// Whether a read of the socket failed with err within `wait` (a read that
+// does not block says so).
+bool read_fails_with(int fd, int err,
+                     std::chrono::milliseconds wait = std::chrono::milliseconds(2000));
+inline bool was_reset(int fd, std::chrono::milliseconds wait = std::chrono::milliseconds(2000)) {
+  return read_fails_with(fd, ECONNRESET, wait);
+}
+
+// The calling thread in a network namespace of its own, loopback up with
+// kTestV4 and accept_local on (a frame from a local address injected on
+// loopback is not a martian); back in the first one when it goes. Check
+// entered() after construction.
+class PrivateLoopback {
+ public:
+  PrivateLoopback();
+  ~PrivateLoopback();
+  PrivateLoopback(const PrivateLoopback&) = delete;
+  PrivateLoopback& operator=(const PrivateLoopback&) = delete;
+  bool entered() const { return entered_; }
+
+ private:
+  Fd host_netns_;
+  bool entered_ = false;
+};
+
+struct Connection {
+  Fd client;
+  Fd server;
+};
+
+// Sockets of one family on that loopback: kTestV4, or ::1.
+class LoopbackSockets {
+ public:
+  explicit LoopbackSockets(int family) : family_(family) {}
+  int family() const { return family_; }
+  sockaddr_storage address(uint16_t port) const;
+  socklen_t address_len() const;
+  Fd listen_on(uint16_t* port) const;
+  Fd connect_to(uint16_t port) const;
+  // A connection accepted from listener, established and known to the
+  // tracker when it returns.
+  Connection open(int listener, uint16_t port) const;
+
+ private:
+  int family_;
+};
+
+// One request read and answered, the answer read and acknowledged.
+void serve_one_request(const Connection& c);
+
+}  // namespace edgeshed::testing

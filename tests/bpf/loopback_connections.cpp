@@ -48,8 +48,8 @@ bool read_fails_with(int fd, int err, std::chrono::milliseconds wait) {
   return false;
 }
 
-PrivateLoopback::PrivateLoopback() {
-  host_netns_ = Fd(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+PrivateLoopback::PrivateLoopback()
+    : host_netns_(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) {
   if (!host_netns_.valid()) return;
   if (unshare(CLONE_NEWNET) != 0) {
     ADD_FAILURE() << "unshare(CLONE_NEWNET): " << strerror(errno);

@@ -136,8 +136,8 @@ TEST_P(ReclaimIdleTest, AnAnsweredConnectionIsIdleSinceItsLastSegment) {
   ASSERT_TRUE(idle) << "an answered keep-alive connection is idle";
   EXPECT_EQ(idle->port, port_);
   EXPECT_EQ(idle->class_id, static_cast<uint32_t>(EDGESHED_CLASS_NORMAL));
-  EXPECT_GE(idle->idle, 50ms);
-  EXPECT_LT(idle->idle, 5s);
+  EXPECT_GE(idle->idle, std::chrono::milliseconds(50));
+  EXPECT_LT(idle->idle, std::chrono::seconds(5));
 }
 
 TEST_P(ReclaimIdleTest, AConnectionThatNeverSentIsIdle) {

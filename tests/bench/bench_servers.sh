@@ -362,6 +362,14 @@ drop_figures() {
 	jq -r '"\([.classes[].counters.rst_capped] | add // 0) \(.counters.rst_reflect_limited // 0)"' "$1"
 }
 
+# reclaimed_figure STATUS_JSON: the idle connections the data plane
+# reclaimed over the case (keepalive = "reclaim" or "refuse"); "-" without
+# the status (no daemon).
+reclaimed_figure() {
+	[ -s "$1" ] || { echo "-"; return; }
+	jq -r '[.classes[].counters.reclaimed // 0] | add' "$1"
+}
+
 # The row of a case: the columns of the table.
 case_row() {
 	local id=$1 server=$2 ms=$3 client=$4 ld=$5 start=$6 setup=$7 cap win_ms st cpu stepf="- - -" settled
@@ -390,7 +398,8 @@ case_row() {
 	drops=$(awk '$1 == "listen_drops" { print $2 }' "$out/runs/$id.info")
 	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf" \
 		"$near $conns $(before_near_pct "$out/runs/$id.csv" "$near") $(retry_figures "$out/runs/$id.csv")" \
-		"$(drop_figures "$out/runs/$id.status.json") ${drops:--} $(jq -r '.start_lag_ms.p99 // "-"' "$out/runs/$id.json")"
+		"$(drop_figures "$out/runs/$id.status.json") ${drops:--} $(jq -r '.start_lag_ms.p99 // "-"' "$out/runs/$id.json")" \
+		"$(reclaimed_figure "$out/runs/$id.status.json")"
 }
 
 # --- the matrix --------------------------------------------------------------
@@ -532,8 +541,8 @@ fi
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
 	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
 	"limit near ms" connections "% before near" "SYN retried" "p99 first SYN" "sheds dropped" "at reflect limit"
-	"listen drops" "client lag p99 ms")
-fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s\n'
+	"listen drops" "client lag p99 ms" reclaimed)
+fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
 	echo "$measured"
@@ -563,7 +572,8 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	echo "SYN after 1 s); p99 first SYN: the admitted p99 of the others; sheds dropped: sheds sent as a drop rather"
 	echo "than a RST (edgeshed's counters), at reflect limit: of them, over the RST limit per client prefix; listen"
 	echo "drops: SYNs the server's kernel dropped (TcpExt ListenDrops: accept queue full); client lag: how late"
-	echo "loadgen started its requests (p99), a measure of the client's own delays on this host."
+	echo "loadgen started its requests (p99), a measure of the client's own delays on this host; reclaimed: idle"
+	echo "connections the data plane aborted (keepalive = \"refuse\")."
 } | tee "$out/table.txt"
 {
 	echo "| server | S ms | capacity/s | cpu % | idle p99 ms |"
@@ -739,7 +749,8 @@ targets() {
 				c = f[1] " " f[2] "ms " f[3] " " f[4] (f[4] ~ /^[0-9.]+$/ ? "x " : " ") f[5]
 				un = u[f[1] " " f[2]]
 				if (f[4] == "0.7" || f[4] == "0.9") {
-					line("#37 0 refused at " f[4] "x", c, f[8] " refused", f[8] == 0, sprintf("limit min/med/max %s; top level %s", f[16], f[17]))
+					line("#37 0 refused, 0 reclaimed at " f[4] "x", c, f[8] " refused, " f[32] " reclaimed", f[8] == 0 && f[32] == 0,
+						sprintf("limit min/med/max %s; top level %s", f[16], f[17]))
 				} else if (f[4] == "1.6" || f[4] == "5") {
 					r = (f[12] != "-" && un > 0) ? f[12] / un : 99
 					line("#37 p99 from 2 s <= 1.25x", c, sprintf("%.2fx (%s ms)", r, f[12]), r <= 1.25,

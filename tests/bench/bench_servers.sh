@@ -233,6 +233,10 @@ one_case() {
 	echo "cpu $(awk -v a="$c0" -v b="$c1" -v d="$(jv case .duration_s)" 'BEGIN { printf "%.0f", (d > 0 ? (b - a) * 100 / d : 0) }')" \
 		>"$out/runs/$id.info"
 	echo "listen_drops $((d1 - d0))" >>"$out/runs/$id.info"
+	# The requests the server read and could not answer: the lab's Python
+	# servers count them at their stop; the others say nothing ("-").
+	stop_server
+	echo "read_lost $(grep -oE '[0-9]+ read and lost$' "$SERVER_LOG" | cut -d' ' -f1 || true)" >>"$out/runs/$id.info"
 	cp "$SC_WORK/case.json" "$out/runs/$id.json"
 	cp "$SC_WORK/case.csv" "$out/runs/$id.csv"
 	[ -f "$SC_WORK/states" ] && cp "$SC_WORK/states" "$out/runs/$id.states"
@@ -394,12 +398,13 @@ case_row() {
 	local conns near
 	conns=$(jq '[.classes[].connect_ms.count // 0] | add' "$out/runs/$id.json")
 	near=$(limit_near_ms "$out/runs/$id.states")
-	local drops
+	local drops read_lost
 	drops=$(awk '$1 == "listen_drops" { print $2 }' "$out/runs/$id.info")
+	read_lost=$(awk '$1 == "read_lost" { print $2 }' "$out/runs/$id.info")
 	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf" \
 		"$near $conns $(before_near_pct "$out/runs/$id.csv" "$near") $(retry_figures "$out/runs/$id.csv")" \
 		"$(drop_figures "$out/runs/$id.status.json") ${drops:--} $(jq -r '.start_lag_ms.p99 // "-"' "$out/runs/$id.json")" \
-		"$(reclaimed_figure "$out/runs/$id.status.json")"
+		"$(reclaimed_figure "$out/runs/$id.status.json") ${read_lost:--}"
 }
 
 # --- the matrix --------------------------------------------------------------
@@ -541,8 +546,8 @@ fi
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
 	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
 	"limit near ms" connections "% before near" "SYN retried" "p99 first SYN" "sheds dropped" "at reflect limit"
-	"listen drops" "client lag p99 ms" reclaimed)
-fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s\n'
+	"listen drops" "client lag p99 ms" reclaimed "read and lost")
+fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
 	echo "$measured"
@@ -573,7 +578,8 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	echo "than a RST (edgeshed's counters), at reflect limit: of them, over the RST limit per client prefix; listen"
 	echo "drops: SYNs the server's kernel dropped (TcpExt ListenDrops: accept queue full); client lag: how late"
 	echo "loadgen started its requests (p99), a measure of the client's own delays on this host; reclaimed: idle"
-	echo "connections the data plane aborted (keepalive = \"refuse\")."
+	echo "connections the data plane aborted (keepalive = \"refuse\"); read and lost: requests the server read and"
+	echo "could not answer (the eager and threaded servers count them; - for the others)."
 } | tee "$out/table.txt"
 {
 	echo "| server | S ms | capacity/s | cpu % | idle p99 ms |"
@@ -762,6 +768,9 @@ targets() {
 				} else if (f[4] == "step") {
 					line("#37 halved: p99 back <= 2 s", c, f[21] " ms", f[21] != "never" && f[21] <= 2000,
 						sprintf("p99 while halved %s ms (unloaded %s); limit %s", f[20], un, f[16]))
+				}
+				if (f[33] != "-" && f[33] != "") {
+					line("#37 0 read and then lost", c, f[33] " read and lost", f[33] == 0, "the server'"'"'s own count")
 				}
 			}
 			printf "\ntargets met: %d of %d\n", met, total

@@ -12,7 +12,8 @@ is honoured (HTTP/1.1; "Connection: close" ends the connection).
 --fail-fast: a request that finds all slots busy gets "503" at once.
 Capacity step: SIGUSR1 takes half the slots away, SIGUSR2 gives them back.
 Exits after --duration-s or on SIGTERM/SIGINT, with one line of counts on
-stderr.
+stderr, among them the requests it read and could not answer ("read and
+lost": the connection was reset while the request was in service).
 """
 import http.server
 import signal
@@ -27,7 +28,7 @@ args = None
 slots = None
 held = []
 step_lock = threading.Lock()
-counts = {"served": 0, "rejected": 0}
+counts = {"served": 0, "rejected": 0, "lost": 0}
 counts_lock = threading.Lock()
 
 
@@ -64,7 +65,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+            self.wfile.flush()
+        except ConnectionError:
+            with counts_lock:
+                counts["lost"] += 1
+            self.close_connection = True
 
     def log_message(self, *a):
         pass
@@ -128,7 +135,8 @@ def main():
     server.shutdown()
     server.server_close()
     print(f"threaded_server: {time.monotonic() - t0:.1f} s, {counts['served']} served, "
-          f"{counts['rejected']} answered 503", file=sys.stderr, flush=True)
+          f"{counts['rejected']} answered 503, {counts['lost']} read and lost", file=sys.stderr,
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #include "common/stats.h"
 #include "signals/parse/prometheus_text.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -88,6 +89,26 @@ std::string bound_text(double b) {
   return o.str();
 }
 
+// A family of two TCP class counters per interface and class, told apart by
+// one label (key = what).
+struct LabelledCounter {
+  const char* what;
+  int counter;
+};
+void class_pair_family(Writer& w, const MetricsSnapshot& s, const char* name, const char* help,
+                       const char* key, const std::array<LabelledCounter, 2>& pair) {
+  w.family(name, "counter", help);
+  for (const auto& i : s.interfaces) {
+    for (auto c : law::kAllClasses) {
+      for (const LabelledCounter& l : pair) {
+        w.sample(name)
+            .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {key, l.what}})
+            .value(i.stats.cls[law::index_of(c)][l.counter]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void TickHistogram::observe(double seconds) {
@@ -128,47 +149,26 @@ std::string render_metrics(const MetricsSnapshot& s) {
       }
     }
   }
-  w.family("edgeshed_rst_total", "counter",
-           "Shed connections answered with a RST (sent) or dropped because the RST budget was "
-           "spent (capped).");
-  for (const auto& i : s.interfaces) {
-    for (auto c : law::kAllClasses) {
-      w.sample("edgeshed_rst_total")
-          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"result", "sent"}})
-          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_RST_SENT]);
-      w.sample("edgeshed_rst_total")
-          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"result", "capped"}})
-          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_RST_CAPPED]);
-    }
-  }
-  w.family("edgeshed_requests_refused_total", "counter",
-           "New requests on open connections of ports with keepalive = \"refuse\", over the "
-           "class's cap: reset before the server read them (refused), or counted only in "
-           "observe mode (would_refuse).");
-  for (const auto& i : s.interfaces) {
-    for (auto c : law::kAllClasses) {
-      w.sample("edgeshed_requests_refused_total")
-          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "refused"}})
-          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_REQUEST_REFUSED]);
-      w.sample("edgeshed_requests_refused_total")
-          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "would_refuse"}})
-          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_WOULD_REFUSE_REQUEST]);
-    }
-  }
-  w.family("edgeshed_connections_reclaimed_total", "counter",
-           "Idle connections of ports with keepalive = \"reclaim\" or \"refuse\", aborted "
-           "while their class was over its cap (reclaimed), or counted only in observe mode "
-           "(would_reclaim).");
-  for (const auto& i : s.interfaces) {
-    for (auto c : law::kAllClasses) {
-      w.sample("edgeshed_connections_reclaimed_total")
-          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "reclaimed"}})
-          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_RECLAIMED]);
-      w.sample("edgeshed_connections_reclaimed_total")
-          .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {"verdict", "would_reclaim"}})
-          .value(i.stats.cls[law::index_of(c)][EDGESHED_CTR_WOULD_RECLAIM]);
-    }
-  }
+  class_pair_family(w, s, "edgeshed_rst_total",
+                    "Shed connections answered with a RST (sent) or dropped because the RST "
+                    "budget was spent (capped).",
+                    "result",
+                    {{{"sent", EDGESHED_CTR_RST_SENT}, {"capped", EDGESHED_CTR_RST_CAPPED}}});
+  class_pair_family(
+      w, s, "edgeshed_requests_refused_total",
+      "New requests on open connections of ports with keepalive = \"refuse\", over the "
+      "class's cap: reset before the server read them (refused), or counted only in "
+      "observe mode (would_refuse).",
+      "verdict",
+      {{{"refused", EDGESHED_CTR_REQUEST_REFUSED},
+        {"would_refuse", EDGESHED_CTR_WOULD_REFUSE_REQUEST}}});
+  class_pair_family(
+      w, s, "edgeshed_connections_reclaimed_total",
+      "Idle connections of ports with keepalive = \"reclaim\" or \"refuse\", aborted "
+      "while their class was over its cap (reclaimed), or counted only in observe mode "
+      "(would_reclaim).",
+      "verdict",
+      {{{"reclaimed", EDGESHED_CTR_RECLAIMED}, {"would_reclaim", EDGESHED_CTR_WOULD_RECLAIM}}});
   w.family("edgeshed_packets_total", "counter",
            "Packets the data plane passed without a decision, and lost events, by kind.");
   for (const auto& i : s.interfaces) {

@@ -117,18 +117,42 @@ Connection LoopbackSockets::open(int listener, uint16_t port) const {
   return c;
 }
 
-void serve_one_request(const Connection& c) {
-  ASSERT_EQ(send(c.client.get(), kRequest.data(), kRequest.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(kRequest.size()));
+void send_request(const Connection& c, int times) {
+  std::string requests;
+  for (int i = 0; i < times; ++i) requests += kRequest;
+  ASSERT_EQ(send(c.client.get(), requests.data(), requests.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(requests.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+void read_request(const Connection& c) {
   std::string buf(kRequest.size(), '\0');
   ASSERT_EQ(recv(c.server.get(), buf.data(), buf.size(), MSG_WAITALL),
             static_cast<ssize_t>(kRequest.size()));
+}
+
+void answer_request(const Connection& c) {
   ASSERT_EQ(send(c.server.get(), kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(kAnswer.size()));
   std::string answer(kAnswer.size(), '\0');
   ASSERT_EQ(recv(c.client.get(), answer.data(), answer.size(), MSG_WAITALL),
             static_cast<ssize_t>(kAnswer.size()));
+}
+
+void serve_one_request(const Connection& c) {
+  ASSERT_NO_FATAL_FAILURE(send_request(c));
+  ASSERT_NO_FATAL_FAILURE(read_request(c));
+  ASSERT_NO_FATAL_FAILURE(answer_request(c));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+void carry_two_requests_at_once(const Connection& c) {
+  ASSERT_NO_FATAL_FAILURE(send_request(c));
+  ASSERT_NO_FATAL_FAILURE(send_request(c));
+  ASSERT_NO_FATAL_FAILURE(read_request(c));
+  ASSERT_NO_FATAL_FAILURE(read_request(c));
+  ASSERT_NO_FATAL_FAILURE(answer_request(c));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
 }
 
 }  // namespace edgeshed::testing

@@ -68,7 +68,18 @@ class LoopbackSockets {
   int family_;
 };
 
+// The client sends kRequest `times` times in one write, then waits 20 ms.
+void send_request(const Connection& c, int times = 1);
+// The server reads one kRequest.
+void read_request(const Connection& c);
+// The server sends kAnswer and the client reads it.
+void answer_request(const Connection& c);
 // One request read and answered, the answer read and acknowledged.
 void serve_one_request(const Connection& c);
+// Two requests sent apart, the second while the first is in service (as
+// pipelining or two HTTP/2 streams would), both read by the server, the
+// first answered and the answer acknowledged (past the delayed ACK's
+// longest wait).
+void carry_two_requests_at_once(const Connection& c);
 
 }  // namespace edgeshed::testing

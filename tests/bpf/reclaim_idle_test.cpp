@@ -36,20 +36,6 @@ uint64_t cookie_of(int fd) {
   return cookie;
 }
 
-void send_request(const Connection& c, int times = 1) {
-  std::string requests;
-  for (int i = 0; i < times; ++i) requests += kRequest;
-  ASSERT_EQ(send(c.client.get(), requests.data(), requests.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(requests.size()));
-  std::this_thread::sleep_for(20ms);
-}
-
-void read_request(const Connection& c) {
-  std::string buf(kRequest.size(), '\0');
-  ASSERT_EQ(recv(c.server.get(), buf.data(), buf.size(), MSG_WAITALL),
-            static_cast<ssize_t>(kRequest.size()));
-}
-
 class ReclaimIdleTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
@@ -181,21 +167,10 @@ TEST_P(ReclaimIdleTest, AConnectionThatCarriedTwoRequestsAtOnceIsNeverIdle) {
   // acknowledged, nothing else tells the connection from an idle one.
   const Connection c = open();
   serve_one_request(c);
-  send_request(c);
-  send_request(c);
-  read_request(c);
-  read_request(c);
-  ASSERT_EQ(send(c.server.get(), kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(kAnswer.size()));
-  std::string answer(kAnswer.size(), '\0');
-  ASSERT_EQ(recv(c.client.get(), answer.data(), answer.size(), MSG_WAITALL),
-            static_cast<ssize_t>(answer.size()));
-  // Past the delayed ACK's longest wait: the answer is acknowledged.
-  std::this_thread::sleep_for(300ms);
+  carry_two_requests_at_once(c);
   EXPECT_FALSE(listed(c));
   // Answered in full, it stays out: the kernel cannot tell that it is.
-  ASSERT_EQ(send(c.server.get(), kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(kAnswer.size()));
+  answer_request(c);
   std::this_thread::sleep_for(300ms);
   EXPECT_FALSE(listed(c));
 }

@@ -238,9 +238,7 @@ TEST_P(RefuseRequestTest, AConnectionsFirstRequestPasses) {
 TEST_P(RefuseRequestTest, ARequestInServiceIsNeverCut) {
   // The connection's own request arrived: the next segment is more of it,
   // or a second request beside it (pipelined, HTTP/2).
-  ASSERT_EQ(send(conn_.client.get(), kRequest.data(), kRequest.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(kRequest.size()));
-  std::this_thread::sleep_for(20ms);
+  send_request(conn_);
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
   const Bytes frame = next_request();
   expect_untouched(frame, run(frame));
@@ -251,11 +249,8 @@ TEST_P(RefuseRequestTest, AResponseOnItsWayIsNeverCut) {
   // its answer is partly unsent, partly unacknowledged, and no request is
   // in service (the first byte went out). A pipelined request arriving now
   // must not reset the connection under that answer.
-  ASSERT_EQ(send(conn_.client.get(), kRequest.data(), kRequest.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(kRequest.size()));
-  std::string buf(kRequest.size(), '\0');
-  ASSERT_EQ(recv(conn_.server.get(), buf.data(), buf.size(), MSG_WAITALL),
-            static_cast<ssize_t>(kRequest.size()));
+  send_request(conn_);
+  read_request(conn_);
   const std::string answer(4 << 20, 'x');
   ASSERT_GT(send(conn_.server.get(), answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT), 0);
   std::this_thread::sleep_for(20ms);
@@ -267,20 +262,7 @@ TEST_P(RefuseRequestTest, AResponseOnItsWayIsNeverCut) {
 TEST_P(RefuseRequestTest, AConnectionThatCarriedTwoRequestsAtOncePasses) {
   // The second arrived while the first was in service, and both were read:
   // the second may still be in service, unseen by the request count.
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(send(conn_.client.get(), kRequest.data(), kRequest.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(kRequest.size()));
-    std::this_thread::sleep_for(20ms);
-  }
-  std::string buf(2 * kRequest.size(), '\0');
-  ASSERT_EQ(recv(conn_.server.get(), buf.data(), buf.size(), MSG_WAITALL),
-            static_cast<ssize_t>(buf.size()));
-  ASSERT_EQ(send(conn_.server.get(), kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(kAnswer.size()));
-  std::string answer(kAnswer.size(), '\0');
-  ASSERT_EQ(recv(conn_.client.get(), answer.data(), answer.size(), MSG_WAITALL),
-            static_cast<ssize_t>(answer.size()));
-  std::this_thread::sleep_for(300ms);  // the answer acknowledged
+  carry_two_requests_at_once(conn_);
   dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
   const Bytes frame = next_request();
   expect_untouched(frame, run(frame));

@@ -1,4 +1,6 @@
 // attach, detach and policy: commands that change the data plane directly.
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -104,11 +106,18 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
     ctx.run = [args] {
       // Attaching writes mode, action and limits from this command line,
       // defaults included: under a daemon, that would silently put an
-      // enforcing interface back in observe mode.
-      if (!args->force && interface_locked(args->iface)) {
-        return fail("a running daemon manages " + args->iface +
-                    "; change its settings with `edgeshed mode`, `action` or `port`, or in its "
-                    "config and reload it (SIGHUP), or attach --force to replace them");
+      // enforcing interface back in observe mode. The lock is held through
+      // the attach, so a daemon starting beside it waits.
+      Fd lock;
+      const bool fresh = !std::filesystem::exists(pin_dir_for(args->iface));
+      if (!args->force) {
+        auto taken = fresh ? lock_interface(args->iface) : lock_attached_interface(args->iface);
+        if (!taken) {
+          return fail(taken.error().message +
+                      "; change its settings with `edgeshed mode`, `action` or `port`, or in its "
+                      "config and reload it (SIGHUP), or attach --force to replace them");
+        }
+        lock = std::move(*taken);
       }
       AttachOptions opts;
       opts.iface = args->iface;
@@ -135,7 +144,11 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
         opts.ports = std::move(ports);
       }
       auto attached = attach(opts);
-      if (!attached) return fail(attached.error().message);
+      if (!attached) {
+        // The lock made the directory: leave none behind a failed attach.
+        if (fresh) rmdir(pin_dir_for(opts.iface).c_str());
+        return fail(attached.error().message);
+      }
       std::cout << (attached->adopted ? "replaced programs on " : "attached to ") << opts.iface
                 << " at " << hook_name(opts.hook) << ", mode " << mode_name(opts.mode)
                 << ", action " << action_name(opts.action) << "\n";
@@ -158,9 +171,16 @@ void add_detach_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--force", args->force, "Detach even while a daemon manages the interface");
   cmd->callback([args, &ctx] {
     ctx.run = [args] {
-      if (!args->force && interface_locked(args->iface)) {
-        return fail("a running daemon manages " + args->iface +
-                    "; stop it (its on_exit setting decides what stays), or detach --force");
+      // No pin directory is no lock to take: detach still clears what a
+      // half-made attach left on the link.
+      Fd lock;
+      if (!args->force && std::filesystem::exists(pin_dir_for(args->iface))) {
+        auto taken = lock_attached_interface(args->iface);
+        if (!taken) {
+          return fail(taken.error().message +
+                      "; stop it (its on_exit setting decides what stays), or detach --force");
+        }
+        lock = std::move(*taken);
       }
       if (auto s = detach(args->iface); !s) return fail(s.error().message);
       std::cout << "detached from " << args->iface << "\n";
@@ -177,8 +197,7 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "policy",
-      "Set one class's static policy (the daemon overwrites it every tick while it runs)");
+      "policy", "Set one class's static policy (refused while a daemon runs: use `override`)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
   ctx.choose(cmd->add_option("-c,--class", args->cls, "critical, normal or background")->required(),
              names::all_names(names::kClasses));
@@ -192,6 +211,13 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
   cmd->callback([args, &ctx] {
     ctx.run = [args] {
       if (auto t = target_interfaces(args->iface); !t) return fail(t.error().message);
+      // A daemon publishes every tick into the slot this would fill.
+      auto lock = lock_attached_interface(args->iface);
+      if (!lock) {
+        return fail(lock.error().message +
+                    "; it publishes the policy every tick: use `edgeshed override` "
+                    "to change a class's policy through it");
+      }
       auto maps = Maps::open_pinned(pin_dir_for(args->iface));
       if (!maps) return fail(maps.error().message);
       auto set = maps->read_active_policy();

@@ -87,6 +87,10 @@ int on_interfaces(const std::string& only,
   auto ifaces = target_interfaces(only);
   if (!ifaces) return fail("no daemon is running, and " + ifaces.error().message);
   for (const auto& iface : *ifaces) {
+    // One writer at a time: each change reads the maps, changes a field and
+    // writes them back, and must not write back another's stale fields.
+    auto lock = lock_attached_interface(iface);
+    if (!lock) return fail(lock.error().message);
     auto maps = Maps::open_pinned(pin_dir_for(iface));
     if (!maps) return fail(iface + ": " + maps.error().message);
     if (auto s = fn(iface, *maps); !s) return fail(iface + ": " + s.error().message);

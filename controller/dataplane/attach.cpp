@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <thread>
 
 #include "common/names.h"
 #include "dataplane/capabilities.h"
@@ -28,6 +29,7 @@ namespace {
 
 constexpr long kBpfFsMagic = 0xcafe4a11;
 constexpr const char* kBpfFsRoot = "/sys/fs/bpf";
+constexpr std::chrono::milliseconds kLockPoll{10};
 constexpr const char* kXdpLinkPin = "xdp_link";
 constexpr const char* kTrackerLinkPin = "tracker_link";
 constexpr const char* kRequestLinkPin = "request_link";
@@ -370,23 +372,44 @@ Status detach(const std::string& iface) {
   return {};
 }
 
+namespace {
+
+// Takes dir's flock, waiting out a writer (a command's write takes
+// milliseconds); a daemon holds it for its life, and is what is left after
+// the wait. Without the wait, a daemon starting beside such a write, or two
+// writers, would fail at random.
+Result<Fd> take_lock(const std::string& dir, const std::string& held_by_daemon) {
+  Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return make_error("cannot open " + dir + ": " + errno_text(errno));
+  const auto deadline = std::chrono::steady_clock::now() + kInterfaceLockWait;
+  while (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) return make_error("cannot lock " + dir + ": " + errno_text(errno));
+    if (std::chrono::steady_clock::now() >= deadline) return make_error(held_by_daemon);
+    std::this_thread::sleep_for(kLockPoll);
+  }
+  return fd;
+}
+
+}  // namespace
+
 Result<Fd> lock_interface(const std::string& iface) {
   if (auto s = require_capabilities(); !s) return s.error();
   if (auto s = ensure_bpffs(); !s) return s.error();
   if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
   const std::string dir = pin_dir_for(iface);
   if (auto s = make_private_dir(dir); !s) return s.error();
-  Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return make_error("cannot open " + dir + ": " + errno_text(errno));
-  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) {
-      return make_error("another edgeshed daemon is running on " + iface +
-                        " (it holds the lock on " + dir +
-                        "); stop it first, `edgeshed status` shows it");
-    }
-    return make_error("cannot lock " + dir + ": " + errno_text(errno));
-  }
-  return fd;
+  return take_lock(dir, "another edgeshed daemon is running on " + iface +
+                            " (it holds the lock on " + dir +
+                            "); stop it first, `edgeshed status` shows it");
+}
+
+Result<Fd> lock_attached_interface(const std::string& iface) {
+  if (auto s = require_capabilities(); !s) return s.error();
+  const std::string dir = pin_dir_for(iface);
+  if (!exists(dir)) return make_error("edgeshed is not attached to " + iface);
+  if (auto s = owned_by_us(dir); !s) return s.error();
+  return take_lock(dir,
+                   "a running daemon manages " + iface + " (it holds the lock on " + dir + ")");
 }
 
 bool interface_locked(const std::string& iface) {

@@ -2,6 +2,7 @@
 // detaching it without leaving programs, qdiscs or pins behind.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,9 +65,17 @@ Result<Attached> attach(const AttachOptions& opts);
 // and pins.
 Status detach(const std::string& iface);
 
-// Takes the interface's daemon lock (a flock on its pin directory, created
-// if missing), held while the returned fd lives: one daemon per interface.
+// How long a lock taker waits for another writer before it takes the
+// holder for a daemon.
+inline constexpr std::chrono::milliseconds kInterfaceLockWait{2000};
+
+// Takes the interface's lock (a flock on its pin directory, created if
+// missing), held while the returned fd lives: one daemon per interface.
 Result<Fd> lock_interface(const std::string& iface);
+// The same lock for a command that writes the maps of an attached
+// interface (policy, config, ports): one writer at a time, and none while
+// a daemon runs, so no read-modify-write loses another's fields.
+Result<Fd> lock_attached_interface(const std::string& iface);
 // Whether a daemon holds the interface's lock.
 bool interface_locked(const std::string& iface);
 

@@ -75,4 +75,15 @@ static __always_inline __u32 source_hash(const struct edgeshed_config *cfg,
 	return mix32(h ^ prefix_word(saddr, 3, prefix));
 }
 
+/* The hash of a sender known only by its MAC: a frame too deep to reach
+ * its IP header. */
+static __always_inline __u32 mac_hash(const __u8 *mac, __u32 salt)
+{
+	__u32 hi = (__u32)mac[0] << 8 | mac[1];
+	__u32 lo = (__u32)mac[2] << 24 | (__u32)mac[3] << 16 |
+		   (__u32)mac[4] << 8 | mac[5];
+
+	return mix32(mix32(salt ^ hi) ^ lo);
+}
+
 #endif /* EDGESHED_CLASSIFY_BPF_H */

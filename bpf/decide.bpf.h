@@ -227,34 +227,61 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 }
 
 /*
+ * The class a frame too deep to read would have as a new connection: its
+ * port's, when the cut header gave the port (-1 for a port not protected for
+ * its transport), else normal's, the class ports have by default; then its
+ * source prefix's.
+ */
+static __always_inline int too_deep_class(const struct edgeshed_pkt *pkt,
+					  const struct edgeshed_config *cfg)
+{
+	__u32 class_id = EDGESHED_CLASS_NORMAL;
+
+	if (pkt->cut_proto) {
+		__u32 want = pkt->cut_proto == IPPROTO_UDP ? EDGESHED_PORT_QUIC :
+							      EDGESHED_PORT_TCP;
+		__u32 key = pkt->dport;
+		struct edgeshed_port *port;
+
+		port = bpf_map_lookup_elem(&es_ports, &key);
+		if (!port || !(port->protocols & want))
+			return -1;
+		class_id = port->class_id;
+	}
+	if (pkt->family)
+		class_id = classify_source(cfg, pkt->family, pkt->saddr,
+					   class_id);
+	return class_id < EDGESHED_NUM_CLASSES ? (int)class_id : -1;
+}
+
+/*
  * A frame whose headers go deeper than the parser walks may carry a SYN the
- * kernel would take. While its class sheds (cap reached, or its source drawn
- * by the fraction), it is dropped. Its port is unknown, so its class is its
- * source prefix's, else normal's. It takes no token: it may as well belong
- * to an established flow, and must not starve real SYNs of the rate.
+ * kernel would take, so it is decided as that SYN would be: its class's
+ * cap, fraction (drawn on what was parsed: the source address, else the
+ * source MAC) and rate, whose token it takes. Shed, it is dropped: a RST
+ * would answer headers we could not read. Counted apart from SYNs.
  */
 static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *pkt)
 {
-	const struct edgeshed_class_policy *pol;
 	struct edgeshed_policy_set *set;
 	struct admission a = {};
-	__u32 class_id;
+	int class_id, reason;
 
 	if (admission_settings(&a))
 		return EDGESHED_VERDICT_PASS;
-	if (a.cfg->mode != EDGESHED_MODE_ENFORCE ||
-	    heartbeat_stale(a.cfg, a.ctl, coarse_now()))
+	if (a.cfg->mode != EDGESHED_MODE_ENFORCE)
 		goto pass;
-	class_id = EDGESHED_CLASS_NORMAL;
-	if (pkt->family)
-		class_id = classify_source(a.cfg, pkt->family, pkt->saddr,
-					   class_id);
+	a.now = coarse_now();
+	if (heartbeat_stale(a.cfg, a.ctl, a.now))
+		goto pass;
+	class_id = too_deep_class(pkt, a.cfg);
 	set = active_policy(a.ctl);
-	if (!set || class_id >= EDGESHED_NUM_CLASSES)
+	if (!set || class_id < 0 || class_id >= EDGESHED_NUM_CLASSES)
 		goto pass;
-	pol = &set->cls[class_id];
-	if (at_inflight_cap(class_id, pol) ||
-	    shed_by_fraction(a.cfg, a.ctl, pkt, pol->shed_frac)) {
+	reason = shed_reason(class_id, a.cfg, a.ctl, &set->cls[class_id],
+			     &set->rate[class_id], pkt, a.now,
+			     pkt->cut_proto != IPPROTO_UDP);
+	if (reason != EDGESHED_REASON_NONE) {
 		a.s->global[EDGESHED_GCTR_SHED_TOO_DEEP]++;
 		return EDGESHED_VERDICT_DROP;
 	}

@@ -210,6 +210,8 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 		/* The kernel strips any number of tags: whatever is behind
 		 * them may be a SYN. */
 		pkt->family = 0;
+		__builtin_memcpy(pkt->src_mac, eth->h_source,
+				 sizeof(pkt->src_mac));
 		return EDGESHED_PARSE_TOO_DEEP;
 	default:
 		return EDGESHED_PARSE_OTHER;

@@ -12,6 +12,25 @@ static __always_inline __u8 tcp_flag_byte(const struct tcphdr *th)
 }
 
 /*
+ * A transport header cut short in a first fragment: its ports, when the cut
+ * leaves them, so that the frame is decided as its port's would be.
+ */
+static __always_inline int cut_short_ports(void *data_end, const void *l4,
+					   __u32 l4_len, __u8 proto,
+					   struct edgeshed_pkt *pkt, int cut_short)
+{
+	const __be16 *ports = l4;
+
+	if (cut_short != EDGESHED_PARSE_TOO_DEEP || l4_len < L4_PORTS_LEN ||
+	    (void *)l4 + L4_PORTS_LEN > data_end)
+		return cut_short;
+	pkt->sport = bpf_ntohs(ports[0]);
+	pkt->dport = bpf_ntohs(ports[1]);
+	pkt->cut_proto = proto;
+	return cut_short;
+}
+
+/*
  * cut_short: the result for a TCP header that ends past l4_len. In a first
  * fragment the rest of it, flags included, may come in the next one, so the
  * caller passes EDGESHED_PARSE_TOO_DEEP there.
@@ -28,7 +47,8 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 	barrier_var(th);
 	/* Bytes past the IP length are link-layer padding, not a header. */
 	if (l4_len < sizeof(*th))
-		return cut_short;
+		return cut_short_ports(data_end, th, l4_len, IPPROTO_TCP, pkt,
+				       cut_short);
 	if ((void *)(th + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
 	/* Established flows leave here, having paid for nothing else. A RST
@@ -43,7 +63,8 @@ static __always_inline int parse_tcp(void *data, void *data_end, __u32 off,
 		return EDGESHED_PARSE_UNPARSED;
 	doff_bytes = th->doff * 4;
 	if (doff_bytes > l4_len)
-		return cut_short;
+		return cut_short_ports(data_end, th, l4_len, IPPROTO_TCP, pkt,
+				       cut_short);
 	pkt->l4_off = off;
 	pkt->payload_len = l4_len - doff_bytes;
 	pkt->sport = bpf_ntohs(th->source);
@@ -118,7 +139,8 @@ static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 
 	barrier_var(uh);
 	if (l4_len < sizeof(*uh))
-		return cut_short;
+		return cut_short_ports(data_end, uh, l4_len, IPPROTO_UDP, pkt,
+				       cut_short);
 	if ((void *)(uh + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
 	datagram_len = bpf_ntohs(uh->len);
@@ -131,7 +153,8 @@ static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 	if (datagram_len < QUIC_LONG_FIXED_LEN)
 		return not_ours(pkt); /* no long header fits */
 	if (in_frame < QUIC_LONG_FIXED_LEN)
-		return cut_short;
+		return cut_short_ports(data_end, uh, l4_len, IPPROTO_UDP, pkt,
+				       cut_short);
 	q = (__u8 *)(uh + 1);
 	if ((void *)(q + QUIC_LONG_FIXED_LEN) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
@@ -148,7 +171,8 @@ static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 	if (need > datagram_len)
 		return EDGESHED_PARSE_UNPARSED;
 	if (need > in_frame)
-		return cut_short;
+		return cut_short_ports(data_end, uh, l4_len, IPPROTO_UDP, pkt,
+				       cut_short);
 	scid_len = q + QUIC_LONG_FIXED_LEN + dcid_len;
 	if ((void *)(scid_len + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;

@@ -53,6 +53,9 @@
 /* First byte, version and DCID length. */
 #define QUIC_LONG_FIXED_LEN 6
 
+/* A transport header's first bytes: the source and destination ports. */
+#define L4_PORTS_LEN 4
+
 #define TCP_FLAG_FIN 0x01
 #define TCP_FLAG_SYN 0x02
 #define TCP_FLAG_RST 0x04
@@ -92,6 +95,12 @@ struct edgeshed_pkt {
 	__u8 dst_mac[EDGESHED_MAC_LEN];
 	__u8 at_tc;	     /* TC decides by tc_to_host, XDP by dst_mac */
 	__u8 tc_to_host;     /* skb->pkt_type is PACKET_HOST */
+	/* Too deep: IPPROTO_TCP or IPPROTO_UDP when the cut header still gave
+	 * the ports (sport, dport), else 0. */
+	__u8 cut_proto;
+	/* Too deep before an IP header: the sender's MAC, the one field of
+	 * its own that the frame showed. */
+	__u8 src_mac[EDGESHED_MAC_LEN];
 	__be32 saddr[4]; /* IPv4 uses [0] */
 	__be32 daddr[4];
 };

@@ -22,8 +22,10 @@ static __always_inline int shed_by_fraction(const struct edgeshed_config *cfg,
 		return 0;
 	if (cfg->draw == EDGESHED_DRAW_RANDOM)
 		draw = bpf_get_prandom_u32();
-	else
+	else if (pkt->family)
 		draw = source_hash(cfg, pkt->family, pkt->saddr, ctl->salt);
+	else
+		draw = mac_hash(pkt->src_mac, ctl->salt);
 	return (draw & FRAC_MASK) < shed_frac;
 }
 

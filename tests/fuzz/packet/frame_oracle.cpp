@@ -64,13 +64,27 @@ FrameVerdict with_kind(FrameVerdict v, FrameKind kind, std::string why) {
   return v;
 }
 
+// A transport header cut short in a first fragment (kind kTooDeep): its
+// ports when the cut leaves them.
+FrameVerdict cut_with_ports(Cursor seg, FrameVerdict v, uint8_t proto, FrameKind kind,
+                            std::string why) {
+  constexpr size_t kPortsLen = 4;
+  if (kind == FrameKind::kTooDeep && seg.has(0, kPortsLen)) {
+    v.sport = seg.u16(0);
+    v.dport = seg.u16(2);
+    v.cut_proto = proto;
+  }
+  return with_kind(std::move(v), kind, std::move(why));
+}
+
 // The TCP segment as the IP layer delimits it. In a first fragment, a header
 // cut short may go on in the next fragment: too deep, not malformed, and a
 // segment that is no SYN is a fragment like any other.
 FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
   const FrameKind cut = v.first_fragment ? FrameKind::kTooDeep : FrameKind::kUnparsed;
   const FrameKind not_syn = v.first_fragment ? FrameKind::kFragment : FrameKind::kOther;
-  if (!seg.has(0, kTcpMinLen)) return with_kind(v, cut, "TCP header cut short");
+  if (!seg.has(0, kTcpMinLen))
+    return cut_with_ports(seg, v, IPPROTO_TCP, cut, "TCP header cut short");
   const uint8_t flags = seg.u8(13);
   if (!(flags & kSyn)) return verdict(not_syn, "TCP without SYN");
   if (flags & kAck) return verdict(not_syn, "SYN with ACK");
@@ -78,7 +92,8 @@ FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
   if (flags & kFin) return verdict(not_syn, "SYN with FIN: a listener discards it");
   const size_t header_len = static_cast<size_t>(seg.u8(12) >> 4) * 4;
   if (header_len < kTcpMinLen) return verdict(FrameKind::kUnparsed, "TCP data offset below 5");
-  if (header_len > seg.size()) return with_kind(v, cut, "TCP data offset past the segment");
+  if (header_len > seg.size())
+    return cut_with_ports(seg, v, IPPROTO_TCP, cut, "TCP data offset past the segment");
   v.kind = FrameKind::kNewConnection;
   v.why = "SYN";
   v.sport = seg.u16(0);
@@ -92,7 +107,7 @@ FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
 FrameVerdict classify_udp(Cursor seg, FrameVerdict v) {
   const FrameKind cut = v.first_fragment ? FrameKind::kTooDeep : FrameKind::kUnparsed;
   const FrameKind other = v.first_fragment ? FrameKind::kFragment : FrameKind::kOther;
-  if (!seg.has(0, kUdpLen)) return with_kind(v, cut, "UDP header cut short");
+  if (!seg.has(0, kUdpLen)) return cut_with_ports(seg, v, IPPROTO_UDP, cut, "UDP header cut short");
   const size_t udp_len = seg.u16(4);
   if (udp_len < kUdpLen) return verdict(FrameKind::kUnparsed, "UDP length below 8");
   if (!v.first_fragment && udp_len > seg.size())
@@ -100,7 +115,8 @@ FrameVerdict classify_udp(Cursor seg, FrameVerdict v) {
   const size_t datagram = udp_len - kUdpLen;
   const Cursor in_frame = seg.sub(kUdpLen, seg.size() - kUdpLen);
   if (datagram < kQuicLongFixed) return verdict(other, "UDP, too short for QUIC");
-  if (!in_frame.has(0, kQuicLongFixed)) return with_kind(v, cut, "QUIC header past the fragment");
+  if (!in_frame.has(0, kQuicLongFixed))
+    return cut_with_ports(seg, v, IPPROTO_UDP, cut, "QUIC header past the fragment");
   const uint8_t first = in_frame.u8(0);
   if (!(first & 0x80)) return verdict(other, "QUIC short header");
   const uint32_t version = in_frame.u32(1);
@@ -111,7 +127,8 @@ FrameVerdict classify_udp(Cursor seg, FrameVerdict v) {
   if (dcid_len > kQuicMaxCid) return verdict(FrameKind::kUnparsed, "DCID over 20 bytes");
   const size_t scid_at = kQuicLongFixed + dcid_len;
   if (scid_at + 1 > datagram) return verdict(FrameKind::kUnparsed, "DCID past the datagram");
-  if (!in_frame.has(scid_at, 1)) return with_kind(v, cut, "SCID length past the fragment");
+  if (!in_frame.has(scid_at, 1))
+    return cut_with_ports(seg, v, IPPROTO_UDP, cut, "SCID length past the fragment");
   const size_t scid_len = in_frame.u8(scid_at);
   if (scid_len > kQuicMaxCid) return verdict(FrameKind::kUnparsed, "SCID over 20 bytes");
   if (scid_at + 1 + scid_len > datagram)
@@ -242,7 +259,11 @@ FrameVerdict classify_frame(std::span<const uint8_t> frame) {
   size_t tags = 0;
   uint16_t type = f.u16(off);
   while (type == 0x8100 || type == 0x88a8) {
-    if (tags == kMaxVlanTags) return verdict(FrameKind::kTooDeep, "a fifth VLAN tag");
+    if (tags == kMaxVlanTags) {
+      FrameVerdict deep = verdict(FrameKind::kTooDeep, "a fifth VLAN tag");
+      f.copy(kMacLen, kMacLen, deep.src_mac.data());  // the sender's MAC draws
+      return deep;
+    }
     if (!f.has(off + 2, kVlanLen)) return verdict(FrameKind::kUnparsed, "VLAN tag cut short");
     off += kVlanLen;
     type = f.u16(off);

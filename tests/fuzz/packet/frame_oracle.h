@@ -84,11 +84,15 @@ struct FrameVerdict {
   uint16_t dport = 0;
   uint32_t seq = 0;
   uint8_t tcp_flags = 0;
-  uint32_t payload_len = 0;    // TCP payload within the IP length; QUIC: the datagram's
-  bool src_mac_group = false;  // the sender's MAC has the I/G bit set
+  uint32_t payload_len = 0;          // TCP payload within the IP length; QUIC: the datagram's
+  bool src_mac_group = false;        // the sender's MAC has the I/G bit set
   std::array<uint8_t, 6> dst_mac{};  // a RST answers only a frame to our own
-  bool first_fragment = false;  // MF set, offset 0: never answered with a RST
-  bool bad_ipv4_checksum = false;  // kQuicInitial: passes where it would be shed
+  bool first_fragment = false;       // MF set, offset 0: never answered with a RST
+  bool bad_ipv4_checksum = false;    // kQuicInitial: passes where it would be shed
+  // kTooDeep: IPPROTO_TCP or IPPROTO_UDP when the cut header still gave the
+  // ports (sport, dport), which decide the class; else 0.
+  uint8_t cut_proto = 0;
+  std::array<uint8_t, 6> src_mac{};  // kTooDeep before an IP header: what draws
 };
 
 // Whether a RST may answer this new connection: sender MAC unicast, and both

@@ -432,14 +432,25 @@ class PacketFuzz {
     return x;
   }
 
-  // Headers too deep to see the port: the source's class, and in enforce
-  // mode a drop while that class sheds by cap or by the draw.
+  // A port the cut header shows must be protected for its transport.
+  static bool too_deep_protected(const FrameVerdict& v) {
+    if (v.cut_proto == IPPROTO_UDP) return quic_protected_port(v.dport);
+    return v.cut_proto == 0 || protected_port(v.dport);
+  }
+
+  // Headers too deep to read whole: the class of the port the cut header
+  // shows (none: normal's) and of the source, and in enforce mode a drop
+  // while that class sheds by cap (TCP) or by the draw.
   Expected expect_too_deep(const FrameVerdict& v, bool shed_by_hash) const {
     Expected x;
     const uint32_t c = class_of(v);
+    if (!too_deep_protected(v)) {
+      x.delta[global_index(EDGESHED_GCTR_TOO_DEEP)] = 1;
+      return x;
+    }
     const bool enforcing = phase_.mode == EDGESHED_MODE_ENFORCE && !phase_.stale_heartbeat;
-    const bool sheds =
-        c == EDGESHED_CLASS_BACKGROUND || (c == EDGESHED_CLASS_NORMAL && shed_by_hash);
+    const bool sheds = (c == EDGESHED_CLASS_BACKGROUND && v.cut_proto != IPPROTO_UDP) ||
+                       (c == EDGESHED_CLASS_NORMAL && shed_by_hash);
     if (enforcing && sheds) {
       x.delta[global_index(EDGESHED_GCTR_SHED_TOO_DEEP)] = 1;
       x.verdict = Verdict::kDrop;
@@ -451,7 +462,7 @@ class PacketFuzz {
 
   void check_outcome(const char* en, const Bytes& frame, const FrameVerdict& v, const RunResult& r,
                      const Counters& d) {
-    const bool too_deep_draws = v.kind == FrameKind::kTooDeep &&
+    const bool too_deep_draws = v.kind == FrameKind::kTooDeep && too_deep_protected(v) &&
                                 class_of(v) == EDGESHED_CLASS_NORMAL &&
                                 phase_.mode == EDGESHED_MODE_ENFORCE && !phase_.stale_heartbeat;
     const bool syn = v.kind == FrameKind::kNewConnection || v.kind == FrameKind::kBadChecksum;
@@ -471,10 +482,12 @@ class PacketFuzz {
              ((v.kind == FrameKind::kBadChecksum || v.bad_ipv4_checksum) &&
               d[global_index(EDGESHED_GCTR_BAD_CHECKSUM)] != 0);
       // The family is part of the key: a frame too deep for an IP header
-      // draws on an all-zero source of no family.
+      // draws on its source MAC.
       const std::string key =
-          std::to_string(v.family) + ":" +
-          std::string(reinterpret_cast<const char*>(v.src.data()), v.family == AF_INET ? 4 : 16);
+          v.family == 0 ? "mac:" + std::string(reinterpret_cast<const char*>(v.src_mac.data()), 6)
+                        : std::to_string(v.family) + ":" +
+                              std::string(reinterpret_cast<const char*>(v.src.data()),
+                                          v.family == AF_INET ? 4 : 16);
       auto [it, fresh] = draw_by_source_.emplace(key, shed);
       if (!fresh && it->second != shed && phase_.mode != EDGESHED_MODE_OFF &&
           !phase_.stale_heartbeat) {

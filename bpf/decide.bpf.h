@@ -6,6 +6,7 @@
 
 #include "classify.bpf.h"
 #include "counters.bpf.h"
+#include "destination.bpf.h"
 #include "events.bpf.h"
 #include "maps.bpf.h"
 #include "parse.bpf.h"
@@ -52,6 +53,20 @@ static __always_inline int admission_settings(struct admission *a)
 	a->ctl = bpf_map_lookup_elem(&es_control, &zero);
 	if (!a->s || !a->cfg || !a->ctl) {
 		global_count(EDGESHED_GCTR_NO_POLICY);
+		return -1;
+	}
+	return 0;
+}
+
+/* The settings, for a new connection to this host: -1 where it passes
+ * undecided (counted here), missing settings or transit. */
+static __always_inline int admission_to_host(struct admission *a,
+					     const struct edgeshed_pkt *pkt)
+{
+	if (admission_settings(a))
+		return -1;
+	if (!destination_ours(a->cfg, pkt)) {
+		a->s->global[EDGESHED_GCTR_TRANSIT]++;
 		return -1;
 	}
 	return 0;
@@ -142,7 +157,7 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		global_count(EDGESHED_GCTR_UNPROTECTED);
 		return EDGESHED_VERDICT_PASS;
 	}
-	if (admission_settings(&a) || admission_policy(&a, pkt, port->class_id))
+	if (admission_to_host(&a, pkt) || admission_policy(&a, pkt, port->class_id))
 		return EDGESHED_VERDICT_PASS;
 	*class_out = a.class_id;
 
@@ -206,7 +221,7 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 	if (!port || !(port->protocols & EDGESHED_PORT_QUIC))
 		return EDGESHED_VERDICT_PASS;
 	/* Mode off and a silent controller pass even an undersized one. */
-	if (admission_settings(&a) || admission_policy(&a, pkt, port->class_id))
+	if (admission_to_host(&a, pkt) || admission_policy(&a, pkt, port->class_id))
 		return EDGESHED_VERDICT_PASS;
 	if (pkt->payload_len < QUIC_MIN_INITIAL_DATAGRAM) {
 		a.s->global[EDGESHED_GCTR_QUIC_UNDERSIZED]++;
@@ -267,7 +282,7 @@ static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *p
 	struct admission a = {};
 	int class_id, reason;
 
-	if (admission_settings(&a))
+	if (admission_to_host(&a, pkt))
 		return EDGESHED_VERDICT_PASS;
 	if (a.cfg->mode != EDGESHED_MODE_ENFORCE)
 		goto pass;

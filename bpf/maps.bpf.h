@@ -46,6 +46,23 @@ struct {
 	__type(value, struct edgeshed_class_value);
 } es_src6 SEC(".maps");
 
+/* Destinations that are this host's: see EDGESHED_CFG_F_DESTINATIONS. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, EDGESHED_MAX_DESTINATIONS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct edgeshed_lpm_v4);
+	__type(value, struct edgeshed_dst_value);
+} es_dst4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, EDGESHED_MAX_DESTINATIONS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct edgeshed_lpm_v6);
+	__type(value, struct edgeshed_dst_value);
+} es_dst6 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -144,6 +161,15 @@ struct {
 	__type(key, struct edgeshed_rst_reflect_key);
 	__type(value, __u64);
 } es_rst_reflect SEC(".maps");
+
+/* The reflection limit's budget for networks not tracked yet: the due
+ * time of the next first RST (GCRA, shared by all CPUs). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_rst_reflect_new SEC(".maps");
 
 /* Latency histograms of the protected ports, by latency slot. */
 struct {

@@ -65,11 +65,9 @@ static __always_inline int parse_ipv4(void *data, void *data_end,
 		return ret;
 	pkt->family = AF_INET;
 	pkt->saddr[0] = iph->saddr;
-	if (!new_connection(ret))
-		return ret;
-	pkt->l3_off = off;
-	if (ret == EDGESHED_PARSE_SYN) /* only a RST's source needs it */
-		pkt->daddr[0] = iph->daddr;
+	pkt->daddr[0] = iph->daddr;
+	if (new_connection(ret))
+		pkt->l3_off = off;
 	return ret;
 }
 
@@ -167,10 +165,9 @@ udp:
 addresses:
 	pkt->family = AF_INET6;
 	__builtin_memcpy(pkt->saddr, &ip6h->saddr, sizeof(pkt->saddr));
+	__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
 	if (new_connection(ret))
 		pkt->l3_off = off;
-	if (ret == EDGESHED_PARSE_SYN)
-		__builtin_memcpy(pkt->daddr, &ip6h->daddr, sizeof(pkt->daddr));
 	return ret;
 }
 

@@ -62,90 +62,155 @@ static __always_inline int addressed_to_host(const struct edgeshed_pkt *pkt,
 	return 1;
 }
 
-/* The reflection limit's key: a sender's address, cut to its prefix. */
-static __always_inline void
-reflect_key(struct edgeshed_rst_reflect_key *key,
-	    const struct edgeshed_rst_reflect *lim, __u8 family,
-	    const __be32 *addr)
+/* The prefix length of a level of the reflection limit: the configured
+ * one, then the aggregates coarser than it; -1 past the last. */
+static __always_inline int reflect_prefix(const struct edgeshed_rst_reflect *lim,
+					  __u8 family, int level)
 {
-	int prefix, i;
+	int base, aggregate;
+
+	if (family == AF_INET6) {
+		base = lim->prefix6 ? lim->prefix6 :
+				      EDGESHED_DEFAULT_RST_REFLECT_PREFIX6;
+		aggregate = level == 1 ? EDGESHED_RST_REFLECT_AGGREGATE6_A :
+					 EDGESHED_RST_REFLECT_AGGREGATE6_B;
+	} else {
+		base = lim->prefix4 ? lim->prefix4 :
+				      EDGESHED_DEFAULT_RST_REFLECT_PREFIX4;
+		aggregate = level == 1 ? EDGESHED_RST_REFLECT_AGGREGATE4_A :
+					 EDGESHED_RST_REFLECT_AGGREGATE4_B;
+	}
+	if (level == 0)
+		return base;
+	return aggregate < base ? aggregate : -1;
+}
+
+/* The reflection limit's key: a sender's address, cut to prefix. */
+static __always_inline void reflect_key(struct edgeshed_rst_reflect_key *key,
+					__u8 family, int prefix,
+					const __be32 *addr)
+{
+	int i;
 
 	key->family = family;
+	key->prefix = prefix;
 	if (family != AF_INET6) {
-		prefix = lim->prefix4 ? lim->prefix4 :
-					EDGESHED_DEFAULT_RST_REFLECT_PREFIX4;
 		key->addr[0] = prefix_word(addr, 0, prefix);
 		return;
 	}
-	prefix = lim->prefix6 ? lim->prefix6 : EDGESHED_DEFAULT_RST_REFLECT_PREFIX6;
 #pragma unroll
 	for (i = 0; i < 4; i++)
 		key->addr[i] = prefix_word(addr, i, prefix);
 }
 
+/* The first RST toward a network not tracked yet, from the budget all such
+ * networks share. */
+static __always_inline int reflect_new_network(__u64 interval,
+					       __u64 tolerance, __u64 now)
+{
+	__u32 zero = 0;
+	__u64 *next = bpf_map_lookup_elem(&es_rst_reflect_new, &zero);
+
+	return next && gcra_take(next, interval, tolerance, now);
+}
+
 /*
- * Takes one RST of the reflection limit of the SYN's sender network (a
- * GCRA per network), so a sustained flood still draws per_sec.
+ * Takes one RST of the reflection limit of the SYN's sender network and of
+ * each aggregate holding it (a GCRA each), so a sustained flood still
+ * draws per_sec, toward a network of any size. Refused at one level, the
+ * RSTs taken at the levels before are given back.
  */
 static __always_inline int reflect_take(const struct edgeshed_config *cfg,
 					const struct edgeshed_pkt *pkt,
 					__u64 now)
 {
 	const struct edgeshed_rst_reflect *lim = &cfg->rst_reflect;
-	struct edgeshed_rst_reflect_key key = {};
-	__u64 interval, due;
-	__u64 *next;
+	__u64 *taken[EDGESHED_RST_REFLECT_LEVELS] = {};
+	__u64 interval, tolerance, due;
+	int level, prefix, i;
 
 	if (!lim->per_sec)
 		return 1;
 	interval = NSEC_PER_SEC / lim->per_sec;
-	reflect_key(&key, lim, pkt->family, pkt->saddr);
-	next = bpf_map_lookup_elem(&es_rst_reflect, &key);
-	if (!next) {
-		/* A network not seen lately: its whole burst, less this RST.
-		 * Should another CPU insert it first, this RST is one more. */
+	tolerance = interval * ((lim->burst ? lim->burst : 1) - 1);
+#pragma unroll
+	for (level = 0; level < EDGESHED_RST_REFLECT_LEVELS; level++) {
+		struct edgeshed_rst_reflect_key key = {};
+		__u64 *next;
+
+		prefix = reflect_prefix(lim, pkt->family, level);
+		if (prefix < 0)
+			break;
+		reflect_key(&key, pkt->family, prefix, pkt->saddr);
+		next = bpf_map_lookup_elem(&es_rst_reflect, &key);
+		if (next) {
+			if (!gcra_take(next, interval, tolerance, now))
+				goto give_back;
+			taken[level] = next;
+			continue;
+		}
+		/* Not tracked lately: its whole burst, less this RST (should
+		 * another CPU insert it first, this RST is one more). A
+		 * network of the configured size costs the shared budget. */
+		if (level == 0 && !reflect_new_network(interval, tolerance, now))
+			return 0;
 		due = now + interval;
 		bpf_map_update_elem(&es_rst_reflect, &key, &due, BPF_NOEXIST);
-		return 1;
 	}
-	return gcra_take(next, interval,
-			 interval * ((lim->burst ? lim->burst : 1) - 1), now);
+	return 1;
+give_back:
+#pragma unroll
+	for (i = 0; i < EDGESHED_RST_REFLECT_LEVELS; i++) {
+		if (taken[i])
+			__sync_fetch_and_sub(taken[i], interval);
+	}
+	return 0;
 }
 
 /*
  * A connection established from a network earns it per_conn RSTs of its
- * reflection limit, up to its whole burst. A spoofed flood cannot complete
- * handshakes from its victim's addresses, so this lifts only the limit of
- * networks with real clients: many of them behind one NAT, shed by a
- * sustained overload, are refused instead of waiting 1 s for a retransmitted
- * SYN. A network not limited lately has no entry and its whole burst.
+ * reflection limit, up to its whole burst, at each level. A spoofed flood
+ * cannot complete handshakes from its victim's addresses, so this lifts
+ * only the limits of networks with real clients: many of them behind one
+ * NAT, shed by a sustained overload, are refused instead of waiting 1 s for
+ * a retransmitted SYN. A network not limited lately has no entry and its
+ * whole burst.
  */
 static __always_inline void reflect_credit(const struct edgeshed_config *cfg,
 					   __u8 family, const __be32 *addr,
 					   __u64 now)
 {
 	const struct edgeshed_rst_reflect *lim = &cfg->rst_reflect;
-	struct edgeshed_rst_reflect_key key = {};
 	__u64 credit, due;
-	__u64 *next;
+	int level, prefix;
 
 	if (!lim->per_sec || !lim->per_conn)
 		return;
-	reflect_key(&key, lim, family, addr);
-	next = bpf_map_lookup_elem(&es_rst_reflect, &key);
-	if (!next)
-		return;
 	credit = (NSEC_PER_SEC / lim->per_sec) * lim->per_conn;
-	due = *(volatile __u64 *)next;
-	if (due <= now)
-		return;
-	/* Paid off: a due time in the past restores the whole burst
-	 * (gcra_take()), whichever CPU's clock reads it. A CPU that moved the
-	 * word meanwhile wins, and this credit is lost: none is made up. */
-	if (due - now <= credit)
-		__sync_val_compare_and_swap(next, due, 0);
-	else
-		__sync_fetch_and_sub(next, credit);
+#pragma unroll
+	for (level = 0; level < EDGESHED_RST_REFLECT_LEVELS; level++) {
+		struct edgeshed_rst_reflect_key key = {};
+		__u64 *next;
+
+		prefix = reflect_prefix(lim, family, level);
+		if (prefix < 0)
+			break;
+		reflect_key(&key, family, prefix, addr);
+		next = bpf_map_lookup_elem(&es_rst_reflect, &key);
+		if (!next)
+			continue;
+		due = *(volatile __u64 *)next;
+		if (due <= now)
+			continue;
+		/* Paid off: a due time in the past restores the whole burst
+		 * (gcra_take()), whichever CPU's clock reads it. A CPU that
+		 * moved the word meanwhile wins, and this credit is lost: none
+		 * is made up. */
+		if (due - now <= credit)
+			__sync_val_compare_and_swap(next, due, 0);
+		else
+			__sync_fetch_and_sub(next, credit);
+	}
 }
 
 #endif /* EDGESHED_RST_POLICY_BPF_H */

@@ -172,6 +172,10 @@ when given, which wins.
 .TP
 .I /sys/fs/bpf/edgeshed/<iface>/
 The pinned maps and links of an interface's data plane.
+.TP
+.I /sys/fs/bpf/edgeshed/host\-wide\-limits/
+The maps of the host's limits (class rates, RST ceiling, reflection limit),
+which every attached interface shares; removed with the last interface.
 .SH EXIT STATUS
 0 on success, 1 on a runtime error, 2 on a usage error. Errors are one line
 on standard error.

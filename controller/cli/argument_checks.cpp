@@ -4,6 +4,7 @@
 
 #include "cli/names.h"
 #include "config/duration.h"
+#include "config/ip_prefix.h"
 #include "ipc/reset_target.h"
 
 namespace edgeshed {
@@ -44,6 +45,15 @@ CLI::Validator duration_validator(bool positive) {
         return "";
       },
       "DURATION");
+}
+
+CLI::Validator ip_prefix_validator() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        auto p = config::parse_ip_prefix(text);
+        return p ? "" : "prefix '" + text + "': " + p.error().message;
+      },
+      "CIDR");
 }
 
 CLI::Validator reset_target_validator() {

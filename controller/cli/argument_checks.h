@@ -18,6 +18,9 @@ CLI::Validator port_spec_validator();
 // A duration as the config writes it ("10m"); positive: over 0.
 CLI::Validator duration_validator(bool positive);
 
+// A CIDR prefix ("10.244.0.0/16", "2001:db8::/32").
+CLI::Validator ip_prefix_validator();
+
 // What `reset` takes (ipc/reset_target.h).
 CLI::Validator reset_target_validator();
 

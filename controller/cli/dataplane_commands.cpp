@@ -28,7 +28,7 @@ int fail(const std::string& message) {
 void add_attach_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string iface, hook = "xdp", mode = "observe", action = "rst", draw = "source_hash";
-    std::vector<std::string> ports, quic_ports;
+    std::vector<std::string> ports, quic_ports, destinations;
     double heartbeat_timeout_ms = 1000;
     uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
     config::RstReflectConfig rst_reflect;
@@ -55,6 +55,11 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
   auto* quic = port_list("--quic-port", args->quic_ports,
                          "UDP ports whose new QUIC connections are protected, PORT[:CLASS], comma "
                          "separated (a port protected for both protocols has one class)");
+  cmd->add_option("--destination", args->destinations,
+                  "Destination prefixes decided besides the host's own addresses (pod "
+                  "networks, VIPs), comma separated; SYNs to others are transit and pass")
+      ->delimiter(',')
+      ->check(ip_prefix_validator());
   cmd->add_flag("--no-port", args->no_port,
                 "Attach with no protected port: nothing is shed or counted until `edgeshed port "
                 "add` (for trying the hook)")
@@ -131,6 +136,9 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       opts.rst_reflect = args->rst_reflect.to_abi();
       opts.hash_prefix4 = args->hash_prefix_v4;
       opts.hash_prefix6 = args->hash_prefix_v6;
+      for (const auto& text : args->destinations) {
+        opts.destinations.push_back(*config::parse_ip_prefix(text));
+      }
       if (!args->ports.empty() || !args->quic_ports.empty() || args->no_port) {
         std::vector<PortClass> ports;
         for (const auto& [specs, protocols] : {std::pair(&args->ports, EDGESHED_PORT_TCP),

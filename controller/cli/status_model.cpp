@@ -59,6 +59,7 @@ std::vector<std::string> attached_interfaces() {
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(EDGESHED_PIN_ROOT, ec)) {
+    if (e.path().filename() == EDGESHED_HOST_PIN_DIR) continue;  // the host's limits
     out.push_back(e.path().filename().string());
   }
   std::sort(out.begin(), out.end());

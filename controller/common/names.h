@@ -81,7 +81,8 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlo
     "bad_checksum",
     "rst_reflect_limited",
     "quic_undersized",
-    "request_rst_failed"};
+    "request_rst_failed",
+    "transit"};
 // law::Level (law/types.h, which asserts that the counts agree).
 inline constexpr std::array<std::string_view, 4> kLevels = {"normal", "elevated", "high",
                                                             "critical"};

@@ -152,6 +152,10 @@ struct DataplaneConfig {
   // and second (0: none), from 1 in event_sample sheds.
   uint32_t events_per_sec_per_cpu = 100;
   uint32_t event_sample = 1;
+  // Destinations decided besides the host's own addresses and local routes
+  // (pod networks, VIPs, services the host routes to): SYNs to any other
+  // destination are transit, passed untouched.
+  std::vector<IpPrefix> destinations;
 };
 
 struct InterfaceConfig {

@@ -1,4 +1,5 @@
 // The single-table sections: [daemon], [metrics], [agent] and [dataplane].
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <string>
@@ -134,6 +135,36 @@ void parse_agent(TableReader& reader, AgentConfig& agent) {
   reader.reject_unknown_keys();
 }
 
+namespace {
+
+// [dataplane] destinations: prefixes, each once, within the tries' size
+// (the host's own local routes share it).
+void parse_destinations(TableReader& reader, std::vector<IpPrefix>& out) {
+  std::vector<std::string> texts;
+  if (!reader.strings("destinations", texts)) return;
+  std::vector<IpPrefix> prefixes;
+  for (const auto& text : texts) {
+    auto parsed = parse_ip_prefix(text);
+    if (!parsed) {
+      reader.invalid("destinations", "\"" + text + "\": " + parsed.error().message);
+      return;
+    }
+    if (std::find(prefixes.begin(), prefixes.end(), *parsed) != prefixes.end()) {
+      reader.invalid("destinations", "\"" + text + "\" is listed twice");
+      return;
+    }
+    prefixes.push_back(*parsed);
+  }
+  if (prefixes.size() > EDGESHED_MAX_DESTINATIONS / 2) {
+    reader.invalid("destinations", "at most " + std::to_string(EDGESHED_MAX_DESTINATIONS / 2) +
+                                       " prefixes (the host's own addresses share the table)");
+    return;
+  }
+  out = std::move(prefixes);
+}
+
+}  // namespace
+
 void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane) {
   reader.choice("mode", dataplane.mode, names::kModes);
   reader.choice("action", dataplane.action, names::kActions);
@@ -149,6 +180,7 @@ void parse_dataplane(TableReader& reader, DataplaneConfig& dataplane) {
   reader.integer("hash_prefix_v6", dataplane.hash_prefix_v6, 1, 128);
   reader.integer("events_per_sec_per_cpu", dataplane.events_per_sec_per_cpu, 0, 1'000'000);
   reader.integer("event_sample", dataplane.event_sample, 1, 1'000'000);
+  parse_destinations(reader, dataplane.destinations);
   reader.reject_unknown_keys();
 }
 

@@ -228,6 +228,26 @@ bool TableReader::string(std::string_view key, std::string& out) {
   return true;
 }
 
+bool TableReader::strings(std::string_view key, std::vector<std::string>& out) {
+  const toml::node* node = get(key);
+  if (node == nullptr) return false;
+  const toml::array* array = node->as_array();
+  if (array == nullptr) {
+    invalid(key, "must be an array of strings");
+    return false;
+  }
+  std::vector<std::string> read;
+  for (const toml::node& element : *array) {
+    if (!element.is_string()) {
+      invalid(key, "must be an array of strings");
+      return false;
+    }
+    read.push_back(element.as_string()->get());
+  }
+  out = std::move(read);
+  return true;
+}
+
 std::optional<std::size_t> TableReader::choice_index(std::string_view key,
                                                      std::span<const std::string_view> names) {
   std::string text;

@@ -68,6 +68,8 @@ class TableReader {
   bool signed_integer(std::string_view key, int32_t& out, int32_t min, int32_t max);
   bool boolean(std::string_view key, bool& out);
   bool string(std::string_view key, std::string& out);
+  // An array of strings; an element of another type is an error.
+  bool strings(std::string_view key, std::vector<std::string>& out);
 
   template <class Enum>
   bool choice(std::string_view key, Enum& out,

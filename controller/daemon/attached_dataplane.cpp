@@ -24,6 +24,7 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     opts.event_sample = cfg.dataplane.event_sample;
     opts.hash_prefix4 = cfg.dataplane.hash_prefix_v4;
     opts.hash_prefix6 = cfg.dataplane.hash_prefix_v6;
+    opts.destinations = cfg.dataplane.destinations;
     auto attached = attach(opts);
     if (!attached) {
       detach_fresh();
@@ -33,7 +34,7 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
                  iface.name, hook_name(opts.hook));
     interfaces_.push_back({iface.name, std::move(attached->maps), std::move(attached->seed),
                            std::move(attached->requests), std::move(attached->idle),
-                           attached->adopted});
+                           std::move(attached->destinations), attached->adopted});
   }
   if (auto s = apply_settings(effective); !s) {
     detach_fresh();
@@ -105,6 +106,17 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
     dp->hash_prefix6 = static_cast<uint8_t>(cfg.dataplane.hash_prefix_v6);
     dp->heartbeat_timeout_ns = static_cast<uint64_t>(cfg.daemon.heartbeat_timeout.count());
     if (auto s = maps.write_config(*dp); !s) return s;
+  }
+  return refresh_destinations(cfg.dataplane.destinations);
+}
+
+Status AttachedDataplane::refresh_destinations(const std::vector<config::IpPrefix>& configured) {
+  auto wanted = host_destinations(configured);
+  if (!wanted) return wanted.error();
+  for (const auto& iface : interfaces_) {
+    if (auto s = apply_destinations(iface.maps, iface.destinations, *wanted); !s) {
+      return make_error(iface.name + ": " + s.error().message);
+    }
   }
   return {};
 }

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "daemon/dataplane_access.h"
 #include "dataplane/accept_queue.h"
+#include "dataplane/destinations.h"
 #include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
 #include "dataplane/request_filter.h"
@@ -29,6 +30,9 @@ class AttachedDataplane final : public DataplaneAccess {
   // Ports, prefixes and the rarely changing config fields of cfg (the
   // effective config), on every interface. The mode is the tick's to write.
   Status apply_settings(const config::Config& cfg);
+  // The host's local routes (read now) and configured, into every
+  // interface's destination tries: at a reload, and when the routes change.
+  Status refresh_destinations(const std::vector<config::IpPrefix>& configured);
   // For on_exit = detach.
   void detach_all();
 
@@ -52,6 +56,7 @@ class AttachedDataplane final : public DataplaneAccess {
     InflightSeed seed;
     RequestFilter requests;
     IdleConnections idle;
+    DestinationMaps destinations;
     bool adopted;  // attached before this daemon started
   };
   std::vector<Interface> interfaces_;

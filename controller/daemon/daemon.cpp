@@ -118,6 +118,9 @@ Status Daemon::start_locked() {
     if (!lock) return lock.error();
     interface_locks_.push_back(std::move(*lock));
   }
+  auto routes = LocalRouteWatch::open();
+  if (!routes) return routes.error();
+  routes_.emplace(std::move(*routes));
   changes_.load();
   if (auto s = dataplane_.attach_all(config_, changes_.applied_to(config_)); !s) return s;
   // A start that fails from here on leaves no filter or pin it made.
@@ -154,6 +157,14 @@ void Daemon::apply_runtime_changes(const RuntimeChanges& changes) {
     return;
   }
   tick_.rewrite_mode();
+}
+
+void Daemon::refresh_destinations() {
+  if (!routes_->drain()) return;
+  if (auto s = dataplane_.refresh_destinations(config_.dataplane.destinations); !s) {
+    spdlog::error("the host's routes changed, its destinations not followed: {}",
+                  s.error().message);
+  }
 }
 
 void Daemon::refuse_reload(const std::string& why) {
@@ -233,9 +244,12 @@ int Daemon::run() {
   (void)tick_.run();  // errors logged by the tick
   notifier_.ready("running");
   for (;;) {
-    pollfd fds[3] = {
-        {timer.get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}, {control_->fd(), POLLIN, 0}};
-    if (poll(fds, 3, -1) < 0) continue;
+    pollfd fds[4] = {{timer.get(), POLLIN, 0},
+                     {sigfd.get(), POLLIN, 0},
+                     {control_->fd(), POLLIN, 0},
+                     {routes_->fd(), POLLIN, 0}};
+    if (poll(fds, 4, -1) < 0) continue;
+    if (fds[3].revents & POLLIN) refresh_destinations();
     if (fds[2].revents & POLLIN) {
       control_->serve_one([this](const nlohmann::json& r) { return changes_.handle(r); });
     }

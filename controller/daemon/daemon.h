@@ -22,6 +22,7 @@
 #include "daemon/steady_clock.h"
 #include "daemon/tick.h"
 #include "daemon/wall_clock.h"
+#include "dataplane/local_route_watch.h"
 #include "ipc/control_socket.h"
 #include "law/control_law.h"
 
@@ -66,6 +67,8 @@ class Daemon {
   void stop();
   // After a tick, and at a clean stop: what the limit learnt, to the state directory.
   void keep_learnt(const std::optional<law::Knowledge>& knowledge, bool now_or_never = false);
+  // The host's routes changed: its destinations follow.
+  void refresh_destinations();
 
   std::string config_path_;
   config::Config config_;
@@ -83,6 +86,8 @@ class Daemon {
   Tick tick_;
   LearntKeeper learnt_;
   std::optional<ipc::ControlServer> control_;
+  // Opened before the attach reads the routes, so no change falls between.
+  std::optional<LocalRouteWatch> routes_;
 };
 
 }  // namespace edgeshed::daemon

@@ -6,9 +6,7 @@
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <sys/file.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +18,7 @@
 #include "dataplane/capabilities.h"
 #include "dataplane/errno_message.h"
 #include "dataplane/link_type.h"
+#include "dataplane/pin_dirs.h"
 #include "dataplane/skeleton.h"
 #include "dataplane/tc_filters.h"
 #include "edgeshed.skel.h"
@@ -27,8 +26,6 @@
 namespace edgeshed {
 namespace {
 
-constexpr long kBpfFsMagic = 0xcafe4a11;
-constexpr const char* kBpfFsRoot = "/sys/fs/bpf";
 constexpr std::chrono::milliseconds kLockPoll{10};
 constexpr const char* kXdpLinkPin = "xdp_link";
 constexpr const char* kTrackerLinkPin = "tracker_link";
@@ -37,47 +34,6 @@ constexpr const char* kResponseLinkPin = "response_link";
 // Every link edgeshed pins: detach removes them all.
 constexpr const char* kLinkPins[] = {kXdpLinkPin, kTrackerLinkPin, kRequestLinkPin,
                                      kResponseLinkPin};
-
-Status ensure_bpffs() {
-  struct statfs st {};
-  if (statfs(kBpfFsRoot, &st) == 0 && st.f_type == kBpfFsMagic) return {};
-  // A daemon run as a dedicated user sees the host's bpffs only at the pin
-  // root, bound into a mount namespace where /sys/fs/bpf itself is not
-  // bpffs (deploy/systemd: BindPaths=).
-  if (statfs(EDGESHED_PIN_ROOT, &st) == 0 && st.f_type == kBpfFsMagic) return {};
-  if (mount("bpf", kBpfFsRoot, "bpf", 0, "mode=0700") != 0) {
-    return make_error(std::string("bpffs unavailable: cannot mount it on ") + kBpfFsRoot + ": " +
-                      errno_text(errno));
-  }
-  return {};
-}
-
-// Whoever owns a pin directory can swap the maps and programs in it, so
-// only a directory of our own user is trusted, whatever its mode.
-Status owned_by_us(const std::string& path) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) {
-    return make_error("cannot stat " + path + ": " + errno_text(errno));
-  }
-  if (!S_ISDIR(st.st_mode)) return make_error(path + " is not a directory: refusing to pin there");
-  if (st.st_uid != geteuid()) {
-    return make_error(path + " belongs to uid " + std::to_string(st.st_uid) + ", not to uid " +
-                      std::to_string(geteuid()) +
-                      ": refusing to trust its pins (remove it, or chown it if it is ours)");
-  }
-  return {};
-}
-
-Status make_private_dir(const std::string& path) {
-  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    return make_error("cannot create " + path + ": " + errno_text(errno));
-  }
-  if (auto s = owned_by_us(path); !s) return s;
-  if (chmod(path.c_str(), 0700) != 0) {
-    return make_error("cannot make " + path + " private: " + errno_text(errno));
-  }
-  return {};
-}
 
 bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
@@ -268,7 +224,13 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
                       std::string(hook_name(opts.hook)));
   }
 
+  // The host's limits are created by the first interface and taken over by
+  // the next; the last one's detach removes them.
+  auto root = lock_pin_root();
+  if (!root) return root.error();
+  if (auto s = make_private_dir(host_pin_dir()); !s) return s.error();
   auto skel = Skeleton::load(dir);
+  root->reset();
   if (!skel) return skel.error();
   auto maps = Maps::from_skeleton(*skel);
   if (!maps) return maps.error();
@@ -294,6 +256,14 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
   std::copy(mac->begin(), mac->end(), cfg.if_mac);
   cfg.hook = EDGESHED_HOOK_NONE;  // set once the hook holds our program
+  // Transit is told apart from the first SYN on: the tries are filled
+  // before the check is on, and the check before the program runs.
+  auto destinations = DestinationMaps::from_skeleton(*skel);
+  if (!destinations) return destinations.error();
+  auto wanted = host_destinations(opts.destinations);
+  if (!wanted) return wanted.error();
+  if (auto s = destinations->replace(*wanted); !s) return s.error();
+  cfg.flags |= EDGESHED_CFG_F_DESTINATIONS;
   if (!adopted) {
     if (auto s = maps->write_config(cfg); !s) return s.error();
   }
@@ -326,8 +296,8 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (!requests) return requests.error();
   auto idle = IdleConnections::from_skeleton(*skel);
   if (!idle) return idle.error();
-  return Attached{std::move(*maps), std::move(*seed), std::move(*requests), std::move(*idle),
-                  adopted};
+  return Attached{std::move(*maps), std::move(*seed),         std::move(*requests),
+                  std::move(*idle), std::move(*destinations), adopted};
 }
 
 }  // namespace
@@ -367,6 +337,9 @@ Status detach(const std::string& iface) {
     }
   }
   if (rmdir(dir.c_str()) != 0) problems += " " + dir + ": " + errno_text(errno) + ";";
+  // Under the pin root's lock: no interface attaches meanwhile.
+  auto root = lock_pin_root();
+  problems += root ? remove_host_pins_if_last() : " " + root.error().message + ";";
   rmdir(EDGESHED_PIN_ROOT);  // only succeeds once no interface is left
   if (!problems.empty()) return make_error("detach " + iface + " left:" + problems);
   return {};

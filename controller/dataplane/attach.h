@@ -11,6 +11,8 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "config/ip_prefix.h"
+#include "dataplane/destinations.h"
 #include "dataplane/idle_connections.h"
 #include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
@@ -46,14 +48,17 @@ struct AttachOptions {
   // Replaces the port table when set; an adopting attach without ports
   // keeps the running table.
   std::optional<std::vector<PortClass>> ports;
+  // Destinations decided besides the host's own (dataplane/destinations.h).
+  std::vector<config::IpPrefix> destinations;
 };
 
 struct Attached {
   Maps maps;
-  InflightSeed seed;       // to run again when the protected ports change
-  RequestFilter requests;  // on while a port refuses requests on open connections
-  IdleConnections idle;    // the walks that reclaim idle connections
-  bool adopted;            // an attached data plane of the same ABI was taken over
+  InflightSeed seed;             // to run again when the protected ports change
+  RequestFilter requests;        // on while a port refuses requests on open connections
+  IdleConnections idle;          // the walks that reclaim idle connections
+  DestinationMaps destinations;  // what is this host's to decide
+  bool adopted;                  // an attached data plane of the same ABI was taken over
 };
 
 // Loads the programs with the maps pinned under pin_dir_for(iface) and

@@ -5,17 +5,17 @@
 #include <linux/netlink.h>
 #include <sys/socket.h>
 
-#include <array>
 #include <cerrno>
+#include <span>
 
 #include "common/fd.h"
 #include "dataplane/errno_message.h"
+#include "dataplane/netlink_dump.h"
 
 namespace edgeshed {
 namespace {
 
 constexpr uint32_t kTcpListen = 10;  // TCP_LISTEN of the kernel's tcp_states.h
-constexpr size_t kReceiveBuffer = size_t{32} * 1024;
 
 // One request for both families: the original request format
 // (TCPDIAG_GETSOCK, struct inet_diag_req) has no family, so the kernel
@@ -32,40 +32,15 @@ Status dump_listeners(int fd, std::vector<ListenQueue>& out) {
   msg.nlh.nlmsg_type = TCPDIAG_GETSOCK;
   msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   msg.req.idiag_states = 1u << kTcpListen;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (sendto(fd, &msg, sizeof(msg), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel)) < 0) {
-    return make_error("sock_diag request: " + errno_text(errno));
-  }
-  alignas(nlmsghdr) std::array<char, kReceiveBuffer> buf;
-  for (;;) {
-    ssize_t n = recv(fd, buf.data(), buf.size(), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_error("sock_diag reply: " + errno_text(errno));
-    if (n == 0) return make_error("sock_diag reply: the kernel closed the socket");
-    // Each message bounded by what was received, before it is read.
-    const size_t total = static_cast<size_t>(n);
-    for (size_t off = 0; off + sizeof(nlmsghdr) <= total;) {
-      const auto* h = reinterpret_cast<const nlmsghdr*>(buf.data() + off);
-      if (h->nlmsg_len < sizeof(nlmsghdr) || h->nlmsg_len > total - off) {
-        return make_error("sock_diag reply: a message overruns the datagram");
-      }
-      off += NLMSG_ALIGN(h->nlmsg_len);
-      if (h->nlmsg_type == NLMSG_DONE) return {};
-      if (h->nlmsg_type == NLMSG_ERROR) {
-        const auto* err = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-        const int code = h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)) ? -err->error : EIO;
-        return make_error("sock_diag: " + errno_text(code));
-      }
-      if (h->nlmsg_type != TCPDIAG_GETSOCK || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
-        continue;
-      }
-      const auto* d = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
-      // For a listener the kernel reports the accept queue as rqueue and
-      // the backlog limit as wqueue (tcp_diag_get_info).
-      out.push_back({ntohs(d->id.idiag_sport), d->idiag_rqueue, d->idiag_wqueue});
-    }
-  }
+  return netlink_dump(fd, std::as_bytes(std::span(&msg, 1)), TCPDIAG_GETSOCK, "sock_diag",
+                      [&out](const nlmsghdr& h) {
+                        if (h.nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) return;
+                        const auto* d = static_cast<const inet_diag_msg*>(NLMSG_DATA(&h));
+                        // For a listener the kernel reports the accept queue
+                        // as rqueue and the backlog limit as wqueue
+                        // (tcp_diag_get_info).
+                        out.push_back({ntohs(d->id.idiag_sport), d->idiag_rqueue, d->idiag_wqueue});
+                      });
 }
 
 }  // namespace

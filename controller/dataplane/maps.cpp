@@ -4,8 +4,6 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -14,6 +12,7 @@
 
 #include "common/stats.h"
 #include "dataplane/errno_message.h"
+#include "dataplane/map_fd.h"
 #include "dataplane/skeleton.h"
 #include "edgeshed.skel.h"
 
@@ -29,19 +28,6 @@ edgeshed_rate derive_rate(const edgeshed_class_policy& pol) {
   if (pol.tokens_per_sec == 0) return {};
   const uint64_t interval = kNsPerSec / pol.tokens_per_sec;
   return {interval, interval * (std::max<uint64_t>(pol.burst, 1) - 1)};
-}
-
-Result<Fd> dup_map_fd(const bpf_map* map) {
-  int fd = fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) return make_error(std::string("cannot dup map fd: ") + errno_text(errno));
-  return Fd(fd);
-}
-
-Result<Fd> open_pin(const std::string& dir, const char* name) {
-  std::string path = dir + "/" + name;
-  int fd = bpf_obj_get(path.c_str());
-  if (fd < 0) return make_error("cannot open pinned map " + path + ": " + errno_text(errno));
-  return Fd(fd);
 }
 
 template <class T>

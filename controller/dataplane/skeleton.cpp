@@ -3,8 +3,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <iterator>
+
 #include "dataplane/errno_message.h"
 #include "edgeshed.skel.h"
+#include "edgeshed/abi.h"
 
 namespace edgeshed {
 
@@ -44,7 +49,17 @@ void drop_unsupported_latency(edgeshed_bpf* skel) {
   drop_reclaim(skel);
 }
 
+// The class rates (GCRA due times), the RST ceiling and the reflection
+// limit: per host, so that attaching a second interface does not double
+// them.
+constexpr std::string_view kHostMaps[] = {"es_buckets", "es_rst_budget", "es_rst_reflect",
+                                          "es_rst_reflect_new"};
+
 }  // namespace
+
+bool Skeleton::is_host_map(std::string_view name) {
+  return std::find(std::begin(kHostMaps), std::end(kHostMaps), name) != std::end(kHostMaps);
+}
 
 Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
   Skeleton skel(edgeshed_bpf__open());
@@ -52,9 +67,12 @@ Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
     return make_error("cannot open the BPF object: " + errno_text(errno));
   }
   if (!pin_dir.empty()) {
+    const std::string host_dir =
+        (std::filesystem::path(pin_dir).parent_path() / EDGESHED_HOST_PIN_DIR).string();
     bpf_map* map;
     bpf_object__for_each_map(map, skel->obj) {
-      std::string path = pin_dir + "/" + bpf_map__name(map);
+      const char* name = bpf_map__name(map);
+      std::string path = (is_host_map(name) ? host_dir : pin_dir) + "/" + name;
       if (int err = bpf_map__set_pin_path(map, path.c_str()); err) {
         return make_error("cannot set pin path " + path + ": " + errno_text(err));
       }

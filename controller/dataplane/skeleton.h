@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 
@@ -18,7 +19,9 @@ class Skeleton {
  public:
   // Opens and loads the programs. With a pin directory, every map is reused
   // from its pin there when one exists (adoption keeps counters and state)
-  // and pinned there otherwise.
+  // and pinned there otherwise; the host's limits (is_host_map()) are
+  // pinned beside it, in the directory EDGESHED_HOST_PIN_DIR, which must
+  // exist, so that every interface attached shares them.
   // The response timer's programs are left out on a kernel without their
   // tracepoints (see measures_response()).
   static Result<Skeleton> load(const std::string& pin_dir = "");
@@ -27,6 +30,9 @@ class Skeleton {
   bool measures_response() const;
   // Whether the idle walks are loaded (those, and bpf_sock_destroy()).
   bool reclaims_idle() const;
+
+  // A map of the host's limits, shared by every interface.
+  static bool is_host_map(std::string_view name);
 
   edgeshed_bpf* get() const { return skel_.get(); }
   edgeshed_bpf* operator->() const { return skel_.get(); }

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 12
+#define EDGESHED_ABI_VERSION 13
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -141,6 +141,10 @@ enum edgeshed_global_counter {
 	 * dropped, so that the server never reads it (the client sends it
 	 * again). */
 	EDGESHED_GCTR_REQUEST_RST_FAILED,
+	/* SYN, QUIC Initial or frame too deep to a protected port but to a
+	 * destination not this host's (EDGESHED_CFG_F_DESTINATIONS): routed
+	 * through, passed untouched, no token taken. */
+	EDGESHED_GCTR_TRANSIT,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 
@@ -184,15 +188,31 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rst_reflect) == 12, "RST reflection A
 #define EDGESHED_DEFAULT_RST_REFLECT_PER_CONN 8u
 #define EDGESHED_DEFAULT_RST_REFLECT_PREFIX4 24
 #define EDGESHED_DEFAULT_RST_REFLECT_PREFIX6 48
-/* Networks the limit tracks at once (LRU): about 1.5 MiB. Under a flood
- * from every address, an evicted network starts a new burst; the ceiling
- * still holds. */
+/* Networks the limit tracks at once (LRU): about 1.5 MiB. Networks not
+ * tracked yet are granted their first RST from one shared budget of the
+ * same rate and burst, so that no flood from many networks can evict a
+ * victim's entry fast enough to earn it a fresh burst more than once every
+ * ENTRIES / per_sec seconds. */
 #define EDGESHED_RST_REFLECT_ENTRIES 16384
+/*
+ * A victim holding a larger prefix must not receive the limit once per
+ * network of the configured size: the sender's address is also limited at
+ * these aggregates (each coarser than the configured prefix), with the same
+ * rate, burst and earned credit. Any /16 or /8 (IPv6: /32 or /16) thus gets
+ * what one network gets.
+ */
+#define EDGESHED_RST_REFLECT_LEVELS 3
+#define EDGESHED_RST_REFLECT_AGGREGATE4_A 16
+#define EDGESHED_RST_REFLECT_AGGREGATE4_B 8
+#define EDGESHED_RST_REFLECT_AGGREGATE6_A 32
+#define EDGESHED_RST_REFLECT_AGGREGATE6_B 16
 
 /* Key of the reflection limit's LRU map: the sender's address, cut to the
  * prefix. Value: the GCRA's theoretical arrival time of the next RST, ns. */
 struct edgeshed_rst_reflect_key {
-	__u32 family;  /* AF_INET or AF_INET6 */
+	__u8 family; /* AF_INET or AF_INET6 */
+	__u8 prefix; /* the level's prefix length */
+	__u16 _pad;
 	__u32 addr[4]; /* network byte order; IPv4 uses [0] */
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rst_reflect_key) == 20, "RST reflection key ABI");
@@ -229,6 +249,10 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 80, "config ABI");
 
 /* clsact qdisc was created by edgeshed, so detach removes it. */
 #define EDGESHED_CFG_F_OWNS_QDISC (1u << 0)
+/* Only destinations in es_dst4 / es_dst6 (the host's local addresses and
+ * routes, and the operator's destination prefixes) are decided; the rest is
+ * transit. Without it, every destination is. */
+#define EDGESHED_CFG_F_DESTINATIONS (1u << 1)
 
 /*
  * Default RST budget per CPU and second. A RST is smaller than the SYN it
@@ -335,6 +359,20 @@ struct edgeshed_class_value {
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_value) == 4, "class ABI");
 
 #define EDGESHED_MAX_PREFIXES 4096
+
+/* Destinations that are this host's (es_dst4, es_dst6; LPM keys as above):
+ * why each one is. */
+enum edgeshed_destination_kind {
+	EDGESHED_DST_LOCAL = 1,	     /* a local address or route of the host */
+	EDGESHED_DST_CONFIGURED = 2, /* [dataplane] destinations */
+};
+
+struct edgeshed_dst_value {
+	__u32 kind; /* enum edgeshed_destination_kind */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 4, "destination ABI");
+
+#define EDGESHED_MAX_DESTINATIONS 4096
 
 /*
  * Live counts kept by the tracker programs, each a __u64 per local port
@@ -601,7 +639,12 @@ static inline __u64 edgeshed_latency_bucket_upper_ns(__u32 bucket)
 	       (width << EDGESHED_LATENCY_UNIT_SHIFT);
 }
 
-/* Maps and links are pinned under EDGESHED_PIN_ROOT/<iface>/<map name>. */
+/* Maps and links are pinned under EDGESHED_PIN_ROOT/<iface>/<map name>,
+ * but for the maps of the host's limits, which every interface shares (the
+ * class rates, the RST ceiling and the reflection limit: a host with two
+ * interfaces has one rate, not two), under EDGESHED_PIN_ROOT/
+ * EDGESHED_HOST_PIN_DIR/<map name>: a name longer than any interface's. */
 #define EDGESHED_PIN_ROOT "/sys/fs/bpf/edgeshed"
+#define EDGESHED_HOST_PIN_DIR "host-wide-limits"
 
 #endif /* EDGESHED_ABI_H */

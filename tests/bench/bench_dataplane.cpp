@@ -23,6 +23,8 @@
 #include "baseline.skel.h"
 #include "baseline_tracing.skel.h"
 #include "common/packet.h"
+#include "config/ip_prefix.h"
+#include "dataplane/destinations.h"
 #include "dataplane/maps.h"
 #include "dataplane/skeleton.h"
 #include "edgeshed.skel.h"
@@ -298,6 +300,9 @@ struct Case {
   // Off (all zero) but in its own row: a RST under the reflection limit
   // pays for a lookup in its LRU and two atomics.
   edgeshed_rst_reflect reflect{};
+  // Only the host's destinations decided: a lookup in the LPM trie of the
+  // host's local routes (dataplane/destinations.h).
+  bool destinations = false;
 };
 
 }  // namespace
@@ -330,6 +335,15 @@ int main() {
   const Bytes established = PacketBuilder().ipv4("192.0.2.1", "198.51.100.2").tcp(data).build();
   const Bytes syn = PacketBuilder::syn_v4(40000, 80).build();
   const Bytes syn_unprotected = PacketBuilder::syn_v4(40000, 22).build();
+  const Bytes syn_transit = PacketBuilder::syn_v4(40000, 80, "192.0.2.1", "203.0.113.9").build();
+  // A host's local table: loopback's, a few addresses and one AnyIP route.
+  auto tries = edgeshed::DestinationMaps::from_skeleton(*skel).value();
+  std::vector<edgeshed::Destination> local;
+  for (const char* p : {"127.0.0.0/8", "127.0.0.1/32", "198.51.100.2/32", "198.51.100.3/32",
+                        "192.0.2.0/24", "10.1.2.3/32", "2001:db8::2/128", "::1/128"}) {
+    local.push_back({edgeshed::config::parse_ip_prefix(p).value(), EDGESHED_DST_LOCAL});
+  }
+  if (!tries.replace(local)) return 1;
   const Bytes quic_initial = PacketBuilder()
                                  .ipv4("192.0.2.1", "198.51.100.2")
                                  .udp(50000, 80, edgeshed::testing::quic_long_packet({}))
@@ -350,6 +364,14 @@ int main() {
       {"SYN admitted (no limits set)", syn, admit_all, EDGESHED_ACTION_DROP, false},
       {"SYN admitted (cap, fraction, bucket)", syn, full, EDGESHED_ACTION_DROP, false},
       {"SYN shed: drop", syn, shed_all, EDGESHED_ACTION_DROP, false},
+      {"SYN shed: drop, destination checked", syn, shed_all, EDGESHED_ACTION_DROP, false, {}, true},
+      {"SYN to another host (transit)",
+       syn_transit,
+       shed_all,
+       EDGESHED_ACTION_DROP,
+       false,
+       {},
+       true},
       {"SYN shed: RST reply (repeat 1)", syn, shed_all, EDGESHED_ACTION_RST, true},
       // A rate no run reaches, so every SYN is answered and the row is the
       // RST path plus the limit's bookkeeping.
@@ -402,6 +424,7 @@ int main() {
     cfg.action = c.action;
     cfg.rst_per_sec_per_cpu = 0xffffffffu;
     cfg.rst_reflect = c.reflect;
+    if (c.destinations) cfg.flags |= EDGESHED_CFG_F_DESTINATIONS;
     if (!maps.write_config(cfg)) return 1;
     edgeshed_policy_set set{};
     set.cls[EDGESHED_CLASS_NORMAL] = c.policy;

@@ -67,7 +67,9 @@ using BpfLink = std::unique_ptr<bpf_link, BpfLinkDeleter>;
 
 class DataplaneFixture {
  public:
-  DataplaneFixture();
+  // pin_dir: load with the maps pinned there (and the host's limits
+  // beside it), as an attached interface's are; empty: not pinned.
+  explicit DataplaneFixture(const std::string& pin_dir = "");
 
   // Links the tracker and the programs that see requests arrive and get
   // their answer (request accounting, response time). Each failure is a

@@ -36,6 +36,8 @@ lab_cleanup() {
 	done
 	[ -d "/sys/fs/bpf/edgeshed/$SRV_IF" ] && in_srv "$EDGESHED" detach --iface "$SRV_IF" >/dev/null 2>&1
 	rm -rf "/sys/fs/bpf/edgeshed/$SRV_IF"
+	# The host's limits go with the last interface.
+	[ "$(ls /sys/fs/bpf/edgeshed 2>/dev/null)" = host-wide-limits ] && rm -rf /sys/fs/bpf/edgeshed/host-wide-limits
 	rmdir /sys/fs/bpf/edgeshed 2>/dev/null
 	for pin in "${LAB_PINS[@]}"; do rm -f "$pin"; done
 	for dir in "${LAB_DIRS[@]}"; do rm -rf "$dir"; done
@@ -96,6 +98,38 @@ client_xdp_pass() {
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# daemon_config DIR PORT MODE: writes DIR/edgeshed.toml, a daemon on the
+# server's interface at xdp-generic protecting PORT in MODE (action rst),
+# ticking every 100 ms, with its run directory in DIR and one file signal,
+# DIR/injected (0.1 of its target: no pressure). Prints the file's path.
+daemon_config() {
+	local dir=$1 port=$2 mode=$3
+	echo 0.1 >"$dir/injected"
+	cat >"$dir/edgeshed.toml" <<TOML
+[daemon]
+tick = "100ms"
+run_dir = "$dir/run"
+
+[dataplane]
+mode = "$mode"
+action = "rst"
+
+[[interface]]
+name = "$SRV_IF"
+hook = "xdp-generic"
+
+[[port]]
+port = $port
+
+[[signal]]
+name = "injected"
+kind = "file"
+path = "$dir/injected"
+target = 1.0
+TOML
+	echo "$dir/edgeshed.toml"
+}
 
 # wait_for WHAT CMD...: polls CMD for up to 15 s; on time-out shows the
 # daemon's log (the file named by $log, when a test has one) and fails.

@@ -93,35 +93,14 @@ pass "detach waits for another writer's lock too"
 in_srv "$EDGESHED" attach --iface "$SRV_IF" --hook xdp-generic --port $PORT --mode observe >/dev/null
 
 # A daemon that starts while a writer holds the lock waits for it.
-cat >"$work/edgeshed.toml" <<TOML
-[daemon]
-tick = "100ms"
-run_dir = "$work/run"
-
-[dataplane]
-mode = "observe"
-
-[[interface]]
-name = "$SRV_IF"
-hook = "xdp-generic"
-
-[[port]]
-port = $PORT
-
-[[signal]]
-name = "injected"
-kind = "file"
-path = "$work/injected"
-target = 1.0
-TOML
-echo 0.1 >"$work/injected"
+toml=$(daemon_config "$work" $PORT observe)
 # flock on the pin directory, as a writer takes it, for 1 s.
 flock "$pin" sleep 1 &
 holder=$!
 LAB_PIDS+=("$holder")
 sleep 0.2
 log=$work/daemon.log
-nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$work/edgeshed.toml" >"$log" 2>&1 &
+nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$toml" >"$log" 2>&1 &
 DAEMON=$!
 LAB_PIDS+=("$DAEMON")
 wait "$holder"

@@ -163,6 +163,7 @@ TEST_P(RstReflectTest, AVictimsLargerPrefixDoesNotMultiplyTheLimit) {
   constexpr uint32_t kRate = 1000, kBurst = 100;
   shed_all_with_rst({kRate, kBurst, 24, 48, {}});
   std::vector<Bytes> frames;
+  frames.reserve(256);
   for (int i = 0; i < 256; ++i) {  // every /24 of 198.18.0.0/16
     frames.push_back(PacketBuilder::syn_v4(static_cast<uint16_t>(30000 + i), kNormalPort,
                                            "198.18." + std::to_string(i) + ".1")

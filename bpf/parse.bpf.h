@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Ethernet / VLAN / IPv4 / IPv6 parsing into struct edgeshed_pkt; the
- * transport in parse_l4.bpf.h, the types in parse_types.bpf.h. */
+/* Ethernet / VLAN / IPv4 / IPv6 parsing into struct edgeshed_pkt (or IP
+ * first, on an IP device); the transport in parse_l4.bpf.h, the types in
+ * parse_types.bpf.h. */
 #ifndef EDGESHED_PARSE_BPF_H
 #define EDGESHED_PARSE_BPF_H
 
+#include "framing.bpf.h"
 #include "parse_l4.bpf.h"
 #include "parse_types.bpf.h"
 
@@ -46,7 +48,7 @@ static __always_inline int parse_ipv4(void *data, void *data_end,
 
 	if ((void *)(iph + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
-	if (iph->version != 4 || iph->ihl < IPV4_MIN_IHL)
+	if (iph->version != IPVERSION || iph->ihl < IPV4_MIN_IHL)
 		return EDGESHED_PARSE_UNPARSED;
 	ihl_bytes = iph->ihl * 4;
 	tot_len = bpf_ntohs(iph->tot_len);
@@ -82,7 +84,7 @@ static __always_inline int parse_ipv6(void *data, void *data_end,
 
 	if ((void *)(ip6h + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
-	if (ip6h->version != 6)
+	if (ip6h->version != IPV6_VERSION)
 		return EDGESHED_PARSE_UNPARSED;
 	payload_len = bpf_ntohs(ip6h->payload_len);
 	/* Linux takes a zero payload length before a Hop-by-Hop header for a
@@ -171,6 +173,25 @@ addresses:
 	return ret;
 }
 
+/* A packet of an IP device: its first nibble, the version, is its family. */
+static __always_inline int parse_ip_packet(void *data, void *data_end,
+					   __u32 frame_len,
+					   struct edgeshed_pkt *pkt)
+{
+	__u8 *first = data;
+
+	if ((void *)(first + 1) > data_end)
+		return EDGESHED_PARSE_UNPARSED;
+	switch (*first >> IP_VERSION_SHIFT) {
+	case IPVERSION:
+		return parse_ipv4(data, data_end, frame_len, 0, pkt);
+	case IPV6_VERSION:
+		return parse_ipv6(data, data_end, frame_len, 0, pkt);
+	default:
+		return EDGESHED_PARSE_OTHER;
+	}
+}
+
 static __always_inline int edgeshed_parse(void *data, void *data_end,
 					  __u32 frame_len,
 					  struct edgeshed_pkt *pkt)
@@ -180,6 +201,8 @@ static __always_inline int edgeshed_parse(void *data, void *data_end,
 	__u16 proto;
 	int i, ret;
 
+	if (framing_is_ip())
+		return parse_ip_packet(data, data_end, frame_len, pkt);
 	if ((void *)(eth + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
 	proto = bpf_ntohs(eth->h_proto);

@@ -31,6 +31,9 @@
 #define EDGESHED_MAX_VLANS 4
 #define EDGESHED_MAX_IPV6_EXT 6
 #define IPV4_MIN_IHL 5
+#define IP_VERSION_SHIFT 4 /* the version is an IP header's first nibble */
+#define IPVERSION 4
+#define IPV6_VERSION 6
 #define IPV4_MF 0x2000
 #define IPV4_OFFSET_MASK 0x1fff
 #define IPV6_FRAG_OFFSET_MASK 0xfff8

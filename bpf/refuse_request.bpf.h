@@ -27,7 +27,7 @@
 #define TCP_DOFF_UNIT 4
 
 /* The data segment of an established connection, as the request check needs
- * it; offsets from skb->data (the Ethernet header). */
+ * it; offsets from skb->data (the link-layer header, if any). */
 struct data_segment {
 	struct bpf_sock_tuple tuple; /* as the client sent it */
 	__u32 l3_off;
@@ -47,7 +47,7 @@ struct data_segment {
 static __always_inline int read_data_segment(struct __sk_buff *skb,
 					     struct data_segment *seg)
 {
-	__u32 off = sizeof(struct ethhdr), l4_off, tot;
+	__u32 off = l2_header_len(), l4_off, tot;
 	struct tcphdr th;
 	__u8 flags;
 
@@ -158,7 +158,7 @@ out:
 }
 
 /* The frame from l3_off on becomes a bare RST of the connection, to the
- * client or to the server; the Ethernet header's MACs are swapped each time
+ * client or to the server; the Ethernet header's MACs, if any, are swapped each time
  * (back again for the server's). Returns the new frame length, or -1. */
 static __always_inline int write_request_rst(struct __sk_buff *skb,
 					     const struct data_segment *seg,

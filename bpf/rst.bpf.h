@@ -111,20 +111,33 @@ static __always_inline void swap_macs(struct ethhdr *eth)
 	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
 }
 
+/* Turns the link-layer header around, MACs swapped and VLAN tags kept; an
+ * IP device has none. 0, or -1 when the header is not in the frame. */
+static __always_inline int reverse_l2(void *data, void *data_end)
+{
+	struct ethhdr *eth = data;
+
+	if (framing_is_ip())
+		return 0;
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	swap_macs(eth);
+	return 0;
+}
+
 /*
  * Writes a RST from pkt's destination to its source over the frame's
- * headers from pkt->l3_off, keeping the Ethernet header (MACs swapped) and
- * its VLAN tags. Returns the new frame length, which is never longer than
- * the frame, or -1. The caller trims the frame to that length.
+ * headers from pkt->l3_off, keeping the link-layer header (reverse_l2()).
+ * Returns the new frame length, which is never longer than the frame, or
+ * -1. The caller trims the frame to that length.
  */
 static __always_inline int write_rst(void *data, void *data_end,
 				     const struct edgeshed_pkt *pkt, __u32 seq,
 				     __u32 ack, __u8 flags)
 {
-	struct ethhdr *eth = data;
 	__u32 off = pkt->l3_off;
 
-	if ((void *)(eth + 1) > data_end || off > MAX_L3_OFF)
+	if (off > MAX_L3_OFF || reverse_l2(data, data_end))
 		return -1;
 	if (pkt->family == AF_INET) {
 		struct rst_v4 r, *dst = data + off;
@@ -133,7 +146,6 @@ static __always_inline int write_rst(void *data, void *data_end,
 			return -1;
 		build_rst_v4(&r, pkt, seq, ack, flags);
 		__builtin_memcpy(dst, &r, sizeof(r));
-		swap_macs(eth);
 		return off + sizeof(r);
 	}
 	if (pkt->family == AF_INET6) {
@@ -143,7 +155,6 @@ static __always_inline int write_rst(void *data, void *data_end,
 			return -1;
 		build_rst_v6(&r, pkt, seq, ack, flags);
 		__builtin_memcpy(dst, &r, sizeof(r));
-		swap_macs(eth);
 		return off + sizeof(r);
 	}
 	return -1;

@@ -46,12 +46,14 @@ static __always_inline int rst_may_answer(const struct edgeshed_pkt *pkt)
 
 /* A RST goes back only for a frame sent to this host: one for another MAC
  * (promiscuous mode, a bridge, a flooding switch) would answer in another
- * host's name. */
+ * host's name. An IP device has no other host at layer 2. */
 static __always_inline int addressed_to_host(const struct edgeshed_pkt *pkt,
 					     const struct edgeshed_config *cfg)
 {
 	int i;
 
+	if (framing_is_ip())
+		return 1;
 	if (pkt->at_tc)
 		return pkt->tc_to_host;
 #pragma unroll

@@ -207,8 +207,13 @@ namespace {
 Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto ifindex = ifindex_of(opts.iface);
   if (!ifindex) return ifindex.error();
-  auto mac = read_ethernet_address(opts.iface);
-  if (!mac) return mac.error();
+  auto link = read_link_framing(opts.iface);
+  if (!link) return link.error();
+  if (link->framing == EDGESHED_FRAMING_IP && opts.hook == EDGESHED_HOOK_XDP) {
+    return make_error(opts.iface +
+                      " is an IP device (a tunnel, WireGuard or tun): native XDP sees none of "
+                      "its packets; attach with --hook tc or --hook xdp-generic");
+  }
   if (auto s = ensure_bpffs(); !s) return s.error();
   if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
   std::string dir = pin_dir_for(opts.iface);
@@ -229,7 +234,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto root = lock_pin_root();
   if (!root) return root.error();
   if (auto s = make_private_dir(host_pin_dir()); !s) return s.error();
-  auto skel = Skeleton::load(dir);
+  auto skel = Skeleton::load(dir, link->framing);
   root->reset();
   if (!skel) return skel.error();
   auto maps = Maps::from_skeleton(*skel);
@@ -254,7 +259,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
     return make_error("cannot identify this network namespace: " + errno_text(errno));
   }
   cfg.netns_ino = static_cast<uint32_t>(ns.st_ino);
-  std::copy(mac->begin(), mac->end(), cfg.if_mac);
+  std::copy(link->mac.begin(), link->mac.end(), cfg.if_mac);
   cfg.hook = EDGESHED_HOOK_NONE;  // set once the hook holds our program
   // Transit is told apart from the first SYN on: the tries are filled
   // before the check is on, and the check before the program runs.

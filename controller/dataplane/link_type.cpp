@@ -5,15 +5,33 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "common/fd.h"
 #include "dataplane/errno_message.h"
 
 namespace edgeshed {
 
-Result<MacAddress> read_ethernet_address(const std::string& iface) {
+namespace {
+
+// linux/if_arp.h's, which glibc's net/if_arp.h lacks.
+constexpr int kArphrdIp6Gre = 823;
+
+// Link types whose packets start at the IP header.
+constexpr int kIpLinkTypes[] = {ARPHRD_TUNNEL, ARPHRD_TUNNEL6, ARPHRD_SIT,
+                                ARPHRD_IPGRE,  kArphrdIp6Gre,  ARPHRD_NONE};
+
+bool is_ip_link(int type) {
+  return std::find(std::begin(kIpLinkTypes), std::end(kIpLinkTypes), type) !=
+         std::end(kIpLinkTypes);
+}
+
+}  // namespace
+
+Result<LinkFraming> read_link_framing(const std::string& iface) {
   if (iface.empty() || iface.size() >= IFNAMSIZ) {
     return make_error("interface name '" + iface + "' is not a valid name");
   }
@@ -26,14 +44,18 @@ Result<MacAddress> read_ethernet_address(const std::string& iface) {
     return make_error("cannot read the link type of " + iface + ": " + errno_text(errno));
   }
   const int type = request.ifr_hwaddr.sa_family;
-  if (type != ARPHRD_ETHER && type != ARPHRD_LOOPBACK) {
-    return make_error(iface + " has no Ethernet framing (link type " + std::to_string(type) +
-                      ", as on tun or WireGuard devices): edgeshed parses Ethernet frames and "
-                      "would protect nothing there");
+  LinkFraming link;
+  if (is_ip_link(type)) {
+    link.framing = EDGESHED_FRAMING_IP;
+    return link;
   }
-  MacAddress mac{};
-  std::memcpy(mac.data(), request.ifr_hwaddr.sa_data, mac.size());
-  return mac;
+  if (type != ARPHRD_ETHER && type != ARPHRD_LOOPBACK) {
+    return make_error(iface + " has link type " + std::to_string(type) +
+                      ": edgeshed parses Ethernet frames, and IP packets on IP devices "
+                      "(tunnels, WireGuard, tun), and would protect nothing there");
+  }
+  std::memcpy(link.mac.data(), request.ifr_hwaddr.sa_data, link.mac.size());
+  return link;
 }
 
 }  // namespace edgeshed

@@ -12,12 +12,17 @@ namespace edgeshed {
 
 using MacAddress = std::array<uint8_t, EDGESHED_MAC_LEN>;
 
-// The interface's MAC, which the XDP program answers for. The programs
-// parse Ethernet frames: on a device without them (tun, WireGuard, IP
-// tunnels) every packet would pass as unparsed, so that is an error, and
-// nobody believes such a device protected. Loopback frames carry an
-// Ethernet header (to the all-zero address) and are accepted. Read in the
-// caller's network namespace.
-Result<MacAddress> read_ethernet_address(const std::string& iface);
+struct LinkFraming {
+  uint32_t framing = EDGESHED_FRAMING_ETHERNET;  // enum edgeshed_framing
+  MacAddress mac{};  // the address the XDP program answers for; zero on an IP device
+};
+
+// How the interface's frames start. Ethernet devices (and loopback, whose
+// frames carry an Ethernet header to the all-zero address) have a MAC; IP
+// devices (IPIP, SIT, GRE, ip6tnl, ip6gre, WireGuard, tun) carry the IP
+// header first: a host that decapsulates sees the inner SYN only there.
+// Any other link type is an error, so nobody believes such a device
+// protected. Read in the caller's network namespace.
+Result<LinkFraming> read_link_framing(const std::string& iface);
 
 }  // namespace edgeshed

@@ -61,16 +61,19 @@ bool Skeleton::is_host_map(std::string_view name) {
   return std::find(std::begin(kHostMaps), std::end(kHostMaps), name) != std::end(kHostMaps);
 }
 
-Result<Skeleton> Skeleton::load(const std::string& pin_dir) {
+Result<Skeleton> Skeleton::load(const std::string& pin_dir, uint32_t framing) {
   Skeleton skel(edgeshed_bpf__open());
   if (!skel.get()) {
     return make_error("cannot open the BPF object: " + errno_text(errno));
   }
+  skel->rodata->es_framing = framing;
   if (!pin_dir.empty()) {
     const std::string host_dir =
         (std::filesystem::path(pin_dir).parent_path() / EDGESHED_HOST_PIN_DIR).string();
     bpf_map* map;
     bpf_object__for_each_map(map, skel->obj) {
+      // The load's constants (.rodata) belong to this load, not to the pins.
+      if (bpf_map__is_internal(map)) continue;
       const char* name = bpf_map__name(map);
       std::string path = (is_host_map(name) ? host_dir : pin_dir) + "/" + name;
       if (int err = bpf_map__set_pin_path(map, path.c_str()); err) {

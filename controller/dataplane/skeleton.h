@@ -1,11 +1,13 @@
 // RAII owner of the data plane's libbpf skeleton.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "common/result.h"
+#include "edgeshed/abi.h"
 
 struct edgeshed_bpf;
 
@@ -23,8 +25,10 @@ class Skeleton {
   // pinned beside it, in the directory EDGESHED_HOST_PIN_DIR, which must
   // exist, so that every interface attached shares them.
   // The response timer's programs are left out on a kernel without their
-  // tracepoints (see measures_response()).
-  static Result<Skeleton> load(const std::string& pin_dir = "");
+  // tracepoints (see measures_response()). framing (enum edgeshed_framing)
+  // is how the attached device's frames start.
+  static Result<Skeleton> load(const std::string& pin_dir = "",
+                               uint32_t framing = EDGESHED_FRAMING_ETHERNET);
 
   // Whether the response-time programs are loaded (Linux 6.11 and later).
   bool measures_response() const;

@@ -74,6 +74,14 @@ enum edgeshed_hook {
 	EDGESHED_HOOK_TC = 3,	       /* clsact ingress */
 };
 
+/* What a frame starts with on the attached device: an Ethernet header, or
+ * (IP tunnels, WireGuard, tun) the IP header itself. The data plane's
+ * es_framing, set at load. */
+enum edgeshed_framing {
+	EDGESHED_FRAMING_ETHERNET = 0,
+	EDGESHED_FRAMING_IP = 1,
+};
+
 /* shed_frac is in units of 1/EDGESHED_FRAC_ONE. */
 #define EDGESHED_FRAC_ONE 65536u
 

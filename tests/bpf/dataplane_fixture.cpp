@@ -61,9 +61,9 @@ std::string entry_name(const ::testing::TestParamInfo<Entry>& info) {
   return info.param == Entry::kXdp ? "xdp" : "tc";
 }
 
-DataplaneFixture::DataplaneFixture(const std::string& pin_dir) {
+DataplaneFixture::DataplaneFixture(const std::string& pin_dir, uint32_t framing) {
   pin_to_first_cpu();
-  auto skel = Skeleton::load(pin_dir);
+  auto skel = Skeleton::load(pin_dir, framing);
   if (!skel) {
     ADD_FAILURE() << skel.error().message;
     return;

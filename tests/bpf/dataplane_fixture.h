@@ -69,7 +69,9 @@ class DataplaneFixture {
  public:
   // pin_dir: load with the maps pinned there (and the host's limits
   // beside it), as an attached interface's are; empty: not pinned.
-  explicit DataplaneFixture(const std::string& pin_dir = "");
+  // framing: how the device's frames start (enum edgeshed_framing).
+  explicit DataplaneFixture(const std::string& pin_dir = "",
+                            uint32_t framing = EDGESHED_FRAMING_ETHERNET);
 
   // Links the tracker and the programs that see requests arrive and get
   // their answer (request accounting, response time). Each failure is a

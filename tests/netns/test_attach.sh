@@ -26,15 +26,20 @@ out=$("$EDGESHED" attach --iface no-such-if0 --port $PORT 2>&1) && fail "attach 
 grep -q "no such interface" <<<"$out" || fail "unclear error: $out"
 pass "missing interface: $out"
 
-# A device without Ethernet framing would pass every packet as unparsed.
+# A device neither Ethernet nor IP (here a tun device given PPP's link
+# type) would pass every packet as unparsed. IP devices are attached in
+# test_tunnel.sh.
+ARPHRD_PPP=512
 in_srv ip tuntap add dev es-tun0 mode tun
+in_srv python3 "$(dirname "$0")/../tools/ipip_tunnel.py" set-link-type es-tun0 $ARPHRD_PPP
 in_srv ip link set es-tun0 up
 out=$(in_srv "$EDGESHED" attach --iface es-tun0 --hook xdp-generic --port $PORT 2>&1) &&
-	fail "attach to a tun device succeeded"
-grep -q "no Ethernet framing" <<<"$out" || fail "unclear refusal: $out"
+	fail "attach to a PPP device succeeded"
+grep -q "has link type $ARPHRD_PPP: edgeshed parses Ethernet frames, and IP packets" <<<"$out" ||
+	fail "unclear refusal: $out"
 [ ! -e /sys/fs/bpf/edgeshed/es-tun0 ] || fail "refused attach left pins"
 in_srv ip link del es-tun0
-pass "tun device refused: $out"
+pass "a device of link type PPP refused: $out"
 
 # A pin directory another user owns is not trusted, and left as it is.
 foreign=/sys/fs/bpf/edgeshed/$SRV_IF

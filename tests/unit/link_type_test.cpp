@@ -10,20 +10,21 @@ namespace edgeshed {
 namespace {
 
 TEST(LinkType, LoopbackCarriesEthernetHeadersToTheZeroAddress) {
-  const auto mac = read_ethernet_address("lo");
+  const auto mac = read_link_framing("lo");
   ASSERT_TRUE(mac) << mac.error().message;
-  EXPECT_EQ(*mac, MacAddress{});
+  EXPECT_EQ(mac->framing, EDGESHED_FRAMING_ETHERNET);
+  EXPECT_EQ(mac->mac, MacAddress{});
 }
 
 TEST(LinkType, AMissingInterfaceIsAnErrorThatNamesIt) {
-  const auto s = read_ethernet_address("no-such-if0");
+  const auto s = read_link_framing("no-such-if0");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("cannot read the link type of no-such-if0"), std::string::npos)
       << s.error().message;
 }
 
 TEST(LinkType, ANameTooLongForTheKernelIsRefusedBeforeAnyCall) {
-  const auto s = read_ethernet_address(std::string(16, 'x'));
+  const auto s = read_link_framing(std::string(16, 'x'));
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("is not a valid name"), std::string::npos) << s.error().message;
 }

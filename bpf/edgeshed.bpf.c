@@ -16,6 +16,7 @@
 #include "reclaim_idle.bpf.h"
 #include "rst.bpf.h"
 #include "tcp_iter.bpf.h"
+#include "xdp_vlan.bpf.h"
 
 #define TC_ACT_UNSPEC (-1)
 #define TC_ACT_SHOT 2
@@ -86,14 +87,39 @@ __noinline int edgeshed_quic_tc(struct __sk_buff *skb, struct edgeshed_pkt *pkt)
 	return edgeshed_quic_verdict(data, data_end, pkt);
 }
 
-SEC("xdp")
-int edgeshed_xdp(struct xdp_md *ctx)
+/* Refuses a SYN at XDP: the frame becomes its RST, tagged as it came. */
+static __always_inline int xdp_refuse(struct xdp_md *ctx, void *data,
+				      void *data_end, struct edgeshed_pkt *pkt,
+				      __u32 class_id, int dev_bound)
+{
+	struct rx_vlan tag = {};
+	int len, stripped;
+
+	stripped = stripped_vlan(ctx, dev_bound, &tag);
+	if (stripped == STRIPPED_UNKNOWN) {
+		struct edgeshed_stats *s = stats_get();
+
+		if (s)
+			s->global[EDGESHED_GCTR_RST_VLAN_UNKNOWN]++;
+		return XDP_DROP;
+	}
+	len = edgeshed_write_rst(data, data_end, pkt);
+	if (len < 0 || bpf_xdp_adjust_tail(ctx, len - (int)(data_end - data)) ||
+	    (stripped == STRIPPED_TAG && push_vlan_tag(ctx, &tag))) {
+		count_rst(class_id, 0);
+		return XDP_DROP;
+	}
+	count_rst(class_id, 1);
+	return XDP_TX;
+}
+
+static __always_inline int xdp_entry(struct xdp_md *ctx, int dev_bound)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct edgeshed_pkt pkt = {};
 	__u32 class_id = 0;
-	int len, parsed;
+	int parsed;
 
 	parsed = edgeshed_parse(data, data_end, data_end - data, &pkt);
 	if (parsed == EDGESHED_PARSE_UDP)
@@ -104,17 +130,24 @@ int edgeshed_xdp(struct xdp_md *ctx)
 	case EDGESHED_VERDICT_DROP:
 		return XDP_DROP;
 	case EDGESHED_VERDICT_RST:
-		len = edgeshed_write_rst(data, data_end, &pkt);
-		if (len < 0 ||
-		    bpf_xdp_adjust_tail(ctx, len - (int)(data_end - data))) {
-			count_rst(class_id, 0);
-			return XDP_DROP;
-		}
-		count_rst(class_id, 1);
-		return XDP_TX;
+		return xdp_refuse(ctx, data, data_end, &pkt, class_id, dev_bound);
 	default:
 		return XDP_PASS;
 	}
+}
+
+SEC("xdp")
+int edgeshed_xdp(struct xdp_md *ctx)
+{
+	return xdp_entry(ctx, 0);
+}
+
+/* The same, bound to the device at load (native XDP on Linux 6.8 and later),
+ * so that it may ask the driver for the VLAN tag it stripped. */
+SEC("xdp")
+int edgeshed_xdp_dev(struct xdp_md *ctx)
+{
+	return xdp_entry(ctx, 1);
 }
 
 SEC("tc")

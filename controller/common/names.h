@@ -82,7 +82,8 @@ inline constexpr std::array<std::string_view, EDGESHED_NUM_GLOBAL_COUNTERS> kGlo
     "rst_reflect_limited",
     "quic_undersized",
     "request_rst_failed",
-    "transit"};
+    "transit",
+    "rst_vlan_unknown"};
 // law::Level (law/types.h, which asserts that the counts agree).
 inline constexpr std::array<std::string_view, 4> kLevels = {"normal", "elevated", "high",
                                                             "critical"};

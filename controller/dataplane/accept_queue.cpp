@@ -65,7 +65,8 @@ Result<QueueSnapshot> AcceptQueueReader::read() {
   for (const auto& l : *listeners) {
     __u32 key = l.port;
     edgeshed_port value{};
-    if (bpf_map_lookup_elem(ports_fd_, &key, &value) != 0 || !(value.protocols & EDGESHED_PORT_TCP)) continue;
+    if (bpf_map_lookup_elem(ports_fd_, &key, &value) != 0 || !(value.protocols & EDGESHED_PORT_TCP))
+      continue;
     auto& q = snapshot[l.port];
     q.depth += l.depth;
     q.max_depth += l.max_depth;

@@ -57,7 +57,7 @@ Status check_xdp_free(int ifindex, const std::string& iface) {
 
 Status attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
                   const std::string& dir) {
-  int prog_fd = bpf_program__fd(skel->progs.edgeshed_xdp);
+  int prog_fd = bpf_program__fd(skel.xdp_program());
   std::string pin = dir + "/" + kXdpLinkPin;
   if (exists(pin)) {
     Fd link(bpf_obj_get(pin.c_str()));
@@ -234,7 +234,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto root = lock_pin_root();
   if (!root) return root.error();
   if (auto s = make_private_dir(host_pin_dir()); !s) return s.error();
-  auto skel = Skeleton::load(dir, link->framing);
+  auto skel = Skeleton::load(dir, link->framing, opts.hook == EDGESHED_HOOK_XDP ? *ifindex : 0);
   root->reset();
   if (!skel) return skel.error();
   auto maps = Maps::from_skeleton(*skel);
@@ -269,6 +269,11 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (!wanted) return wanted.error();
   if (auto s = destinations->replace(*wanted); !s) return s.error();
   cfg.flags |= EDGESHED_CFG_F_DESTINATIONS;
+  if (opts.hook == EDGESHED_HOOK_XDP) {
+    auto strips = strips_vlan_tags(opts.iface);
+    if (!strips) return strips.error();
+    if (*strips) cfg.flags |= EDGESHED_CFG_F_RX_VLAN_STRIPPED;
+  }
   if (!adopted) {
     if (auto s = maps->write_config(cfg); !s) return s.error();
   }

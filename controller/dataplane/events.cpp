@@ -15,9 +15,9 @@ Result<EventReader> EventReader::open_pinned(const std::string& pin_dir, Handler
   std::string path = pin_dir + "/es_events";
   Fd fd(bpf_obj_get(path.c_str()));
   if (!fd.valid()) {
-    return make_error("cannot open " + path + ": " + errno_text(errno) +
-                      (errno == ENOENT ? " (is the interface attached by this edgeshed version?)"
-                                       : ""));
+    return make_error(
+        "cannot open " + path + ": " + errno_text(errno) +
+        (errno == ENOENT ? " (is the interface attached by this edgeshed version?)" : ""));
   }
   return from_fd(std::move(fd), std::move(handler));
 }

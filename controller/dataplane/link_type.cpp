@@ -1,5 +1,7 @@
 #include "dataplane/link_type.h"
 
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <sys/ioctl.h>
@@ -56,6 +58,23 @@ Result<LinkFraming> read_link_framing(const std::string& iface) {
   }
   std::memcpy(link.mac.data(), request.ifr_hwaddr.sa_data, link.mac.size());
   return link;
+}
+
+Result<bool> strips_vlan_tags(const std::string& iface) {
+  if (iface.empty() || iface.size() >= IFNAMSIZ) {
+    return make_error("interface name '" + iface + "' is not a valid name");
+  }
+  const Fd sock(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!sock) return make_error("cannot open a socket to read offloads: " + errno_text(errno));
+  ethtool_value flags{};
+  flags.cmd = ETHTOOL_GFLAGS;
+  ifreq request{};
+  std::memcpy(request.ifr_name, iface.data(), iface.size());
+  request.ifr_data = reinterpret_cast<char*>(&flags);
+  if (ioctl(sock.get(), SIOCETHTOOL, &request) != 0) {
+    return make_error("cannot read the offloads of " + iface + ": " + errno_text(errno));
+  }
+  return (flags.data & ETH_FLAG_RXVLAN) != 0;
 }
 
 }  // namespace edgeshed

@@ -25,4 +25,8 @@ struct LinkFraming {
 // protected. Read in the caller's network namespace.
 Result<LinkFraming> read_link_framing(const std::string& iface);
 
+// Whether the NIC strips VLAN tags before XDP sees the frame
+// (rx-vlan-offload): native XDP then finds the tag only through the driver.
+Result<bool> strips_vlan_tags(const std::string& iface);
+
 }  // namespace edgeshed

@@ -52,8 +52,22 @@ void drop_unsupported_latency(edgeshed_bpf* skel) {
 // The class rates (GCRA due times), the RST ceiling and the reflection
 // limit: per host, so that attaching a second interface does not double
 // them.
+// linux/bpf.h's BPF_F_XDP_DEV_BOUND_ONLY (Linux 6.3), newer than the
+// headers some distributions build with.
+constexpr uint32_t kXdpDevBoundOnly = 1U << 6;
+
 constexpr std::string_view kHostMaps[] = {"es_buckets", "es_rst_budget", "es_rst_reflect",
                                           "es_rst_reflect_new"};
+
+// bpf_xdp_metadata_rx_vlan_tag() (Linux 6.8): the driver's word on the VLAN
+// tag it stripped, for a program bound to its device.
+bool kernel_reads_rx_vlan_tag() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  const bool found = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_xdp_metadata_rx_vlan_tag",
+                                                       BTF_KIND_FUNC) >= 0;
+  btf__free(vmlinux);
+  return found;
+}
 
 }  // namespace
 
@@ -61,12 +75,35 @@ bool Skeleton::is_host_map(std::string_view name) {
   return std::find(std::begin(kHostMaps), std::end(kHostMaps), name) != std::end(kHostMaps);
 }
 
-Result<Skeleton> Skeleton::load(const std::string& pin_dir, uint32_t framing) {
+Result<Skeleton> Skeleton::load(const std::string& pin_dir, uint32_t framing, int xdp_ifindex) {
+  if (xdp_ifindex != 0 && kernel_reads_rx_vlan_tag()) {
+    int err = 0;
+    auto bound = load_once(pin_dir, framing, xdp_ifindex, err);
+    // A device without native XDP takes no program bound to it; the attach
+    // that follows says it has none. Any other failure is the load's own.
+    if (bound || (err != -EINVAL && err != -EOPNOTSUPP)) return bound;
+  }
+  int err = 0;
+  return load_once(pin_dir, framing, 0, err);
+}
+
+Result<Skeleton> Skeleton::load_once(const std::string& pin_dir, uint32_t framing, int xdp_ifindex,
+                                     int& err) {
   Skeleton skel(edgeshed_bpf__open());
   if (!skel.get()) {
+    err = -errno;
     return make_error("cannot open the BPF object: " + errno_text(errno));
   }
   skel->rodata->es_framing = framing;
+  // One of the two XDP programs: the one bound to the device, or the other.
+  if (xdp_ifindex != 0) {
+    bpf_program__set_ifindex(skel->progs.edgeshed_xdp_dev, xdp_ifindex);
+    bpf_program__set_flags(skel->progs.edgeshed_xdp_dev,
+                           bpf_program__flags(skel->progs.edgeshed_xdp_dev) | kXdpDevBoundOnly);
+    bpf_program__set_autoload(skel->progs.edgeshed_xdp, false);
+  } else {
+    bpf_program__set_autoload(skel->progs.edgeshed_xdp_dev, false);
+  }
   if (!pin_dir.empty()) {
     const std::string host_dir =
         (std::filesystem::path(pin_dir).parent_path() / EDGESHED_HOST_PIN_DIR).string();
@@ -76,13 +113,14 @@ Result<Skeleton> Skeleton::load(const std::string& pin_dir, uint32_t framing) {
       if (bpf_map__is_internal(map)) continue;
       const char* name = bpf_map__name(map);
       std::string path = (is_host_map(name) ? host_dir : pin_dir) + "/" + name;
-      if (int err = bpf_map__set_pin_path(map, path.c_str()); err) {
-        return make_error("cannot set pin path " + path + ": " + errno_text(err));
+      if (int e = bpf_map__set_pin_path(map, path.c_str()); e) {
+        err = e;
+        return make_error("cannot set pin path " + path + ": " + errno_text(e));
       }
     }
   }
   drop_unsupported_latency(skel.get());
-  if (int err = edgeshed_bpf__load(skel.get()); err) {
+  if (err = edgeshed_bpf__load(skel.get()); err) {
     std::string hint =
         err == -EPERM ? " (root, or CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON, are needed)" : "";
     if (!pin_dir.empty() && err == -EINVAL) {
@@ -91,6 +129,15 @@ Result<Skeleton> Skeleton::load(const std::string& pin_dir, uint32_t framing) {
     return make_error("cannot load the BPF programs: " + errno_text(err) + hint);
   }
   return skel;
+}
+
+const bpf_program* Skeleton::xdp_program() const {
+  return bpf_program__autoload(skel_->progs.edgeshed_xdp_dev) ? skel_->progs.edgeshed_xdp_dev
+                                                              : skel_->progs.edgeshed_xdp;
+}
+
+bool Skeleton::reads_rx_vlan_tag() const {
+  return bpf_program__autoload(skel_->progs.edgeshed_xdp_dev);
 }
 
 bool Skeleton::reclaims_idle() const {

@@ -10,6 +10,7 @@
 #include "edgeshed/abi.h"
 
 struct edgeshed_bpf;
+struct bpf_program;
 
 namespace edgeshed {
 
@@ -26,9 +27,19 @@ class Skeleton {
   // exist, so that every interface attached shares them.
   // The response timer's programs are left out on a kernel without their
   // tracepoints (see measures_response()). framing (enum edgeshed_framing)
-  // is how the attached device's frames start.
+  // is how the attached device's frames start. xdp_ifindex: the device
+  // whose native XDP will run the program, which is then bound to it where
+  // the kernel lets it ask the driver for a stripped VLAN tag (see
+  // reads_rx_vlan_tag()); 0 for any other hook.
   static Result<Skeleton> load(const std::string& pin_dir = "",
-                               uint32_t framing = EDGESHED_FRAMING_ETHERNET);
+                               uint32_t framing = EDGESHED_FRAMING_ETHERNET, int xdp_ifindex = 0);
+
+  // The XDP program loaded: edgeshed_xdp_dev when bound to the device,
+  // else edgeshed_xdp.
+  const bpf_program* xdp_program() const;
+  // Whether the XDP program is bound to its device and reads the VLAN tag
+  // that the NIC stripped (Linux 6.8 and later, native XDP).
+  bool reads_rx_vlan_tag() const;
 
   // Whether the response-time programs are loaded (Linux 6.11 and later).
   bool measures_response() const;
@@ -43,6 +54,9 @@ class Skeleton {
 
  private:
   explicit Skeleton(edgeshed_bpf* skel) : skel_(skel) {}
+  // err: libbpf's, for load() to tell a device without native XDP.
+  static Result<Skeleton> load_once(const std::string& pin_dir, uint32_t framing, int xdp_ifindex,
+                                    int& err);
   std::unique_ptr<edgeshed_bpf, SkeletonDeleter> skel_;
 };
 

@@ -138,9 +138,19 @@ def ipv6(src: str, dst: str, next_header: int, payload: bytes, *, payload_len=No
 
 
 def ipv6_options_header(next_header: int, units: int = 0) -> bytes:
-    """Hop-by-Hop or Destination Options: (units + 1) x 8 bytes of PadN."""
-    pad = (units + 1) * 8 - 2
-    return struct.pack("!BB", next_header, units) + bytes([1, pad - 2]) + bytes(pad - 2)
+    """Hop-by-Hop or Destination Options of (units + 1) x 8 bytes: PadN
+    over the 6 bytes of one unit, else one option of the experimental type
+    0x1E (RFC 4727; its top bits: skip it if unknown). Linux drops more than
+    7 bytes of padding in a row (ip6_parse_tlv)."""
+    size = (units + 1) * 8 - 2
+    if units == 0:
+        return struct.pack("!BB", next_header, units) + bytes([1, size - 2]) + bytes(size - 2)
+    options = b""
+    while size - len(options) > 1:
+        length = min(size - len(options) - 2, 255)
+        options += bytes([0x1E, length]) + bytes(length)
+    options += bytes(size - len(options))  # Pad1, when one byte is left
+    return struct.pack("!BB", next_header, units) + options
 
 
 def ipv6_routing_header(next_header: int, units: int = 0, segments_left: int = 0,

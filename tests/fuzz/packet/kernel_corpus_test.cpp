@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -122,9 +123,9 @@ class KernelCorpus : public ::testing::Test {
     ASSERT_NE(corpus_.quic_port, 0) << corpus_path() << " names no quic_port";
   }
   bool any_shed(const CorpusCase& k) const {
-    for (const auto& frame : k.frames)
-      if (shed_under_shed_all(classify_frame(frame), corpus_)) return true;
-    return false;
+    return std::ranges::any_of(k.frames, [this](const std::vector<uint8_t>& frame) {
+      return shed_under_shed_all(classify_frame(frame), corpus_);
+    });
   }
   Corpus corpus_;
 };

@@ -7,8 +7,9 @@
 # answers: a SYN-ACK or a RST to its source port, or a datagram delivered
 # to a socket in the server namespace.
 #  - pass 1, without edgeshed: Linux's own answer to each case (the
-#    control). The packet fuzzer's oracle is then checked against it
-#    (KernelCorpus.* in packet_fuzz, on this corpus);
+#    control). The packet fuzzer's oracle, and the data plane by
+#    BPF_PROG_TEST_RUN, are then checked against it (KernelCorpus* in
+#    packet_fuzz, on this corpus);
 #  - then at xdp-generic and at tc, under the daemon in enforce mode, action
 #    rst, with the normal and background classes overridden to admit
 #    nothing: each case again, its answer and the change of edgeshed's
@@ -64,10 +65,10 @@ pass "without edgeshed: $(grep -vc '^#' "$work/control.txt") frames, $accepted c
 
 # The packet fuzzer's oracle, against what this kernel just answered.
 if [ -n "${PACKET_FUZZ:-}" ]; then
-	KERNEL_CORPUS="$work/control.txt" "$PACKET_FUZZ" --gtest_filter='KernelCorpus.*' \
+	KERNEL_CORPUS="$work/control.txt" "$PACKET_FUZZ" --gtest_filter='KernelCorpus*' \
 		--gtest_brief=1 >"$work/corpus_test.log" 2>&1 ||
 		{ cat "$work/corpus_test.log"; oracle_fuzz_failed=1; }
-	[ -n "${oracle_fuzz_failed:-}" ] || pass "the packet fuzzer's oracle agrees with the kernel on the corpus"
+	[ -n "${oracle_fuzz_failed:-}" ] || pass "the packet fuzzer's oracle and the data plane's test runs agree with the kernel on the corpus"
 else
 	echo "PACKET_FUZZ not set: the fuzzer's oracle is not checked against this corpus"
 fi
@@ -142,5 +143,5 @@ done
 
 "${ORACLE[@]}" judge --control "$work/control.txt" "${judge_args[@]}" ${ORACLE_REPORT:+--report "$ORACLE_REPORT"} ||
 	fail "edgeshed and the kernel disagree: see the FAIL lines above"
-[ -z "${oracle_fuzz_failed:-}" ] || fail "the packet fuzzer's oracle disagrees with the kernel: $work/corpus_test.log above"
+[ -z "${oracle_fuzz_failed:-}" ] || fail "the packet fuzzer's oracle or the data plane's test runs disagree with the kernel: KernelCorpus* above"
 echo "test_kernel_oracle: all checks passed"

@@ -49,10 +49,11 @@ def mac(text: str) -> bytes:
 
 
 def ethernet(dst_mac: bytes, src_mac: bytes, ethertype: int, tags=()) -> bytes:
-    """tags: (TPID, VID) pairs, outermost first."""
+    """tags: (TPID, TCI) pairs, outermost first; the TCI's low 12 bits are
+    the VID, its top 4 the priority and drop eligibility."""
     header = dst_mac + src_mac
-    for tpid, vid in tags:
-        header += struct.pack("!HH", tpid, vid & 0x0FFF)
+    for tpid, tci in tags:
+        header += struct.pack("!HH", tpid, tci & 0xFFFF)
     return header + struct.pack("!H", ethertype)
 
 

@@ -346,6 +346,15 @@ def generate(src_mac: bytes, dst_mac: bytes, salt: int = 0) -> list:
                       ("zero", "0.0.0.0"), ("loopback", "127.0.0.1")):
         b.add(f"v4-syn-src-{name}", "new", "tcp", lambda s, i, a=src: [b.v4(ipv4(
             a, S4, IPPROTO_TCP, seg4(s, src=a), ident=i))])
+    # The server's other addresses: its link-local one (EUI-64, from its
+    # MAC), which its listener on :: answers too, and the subnet's broadcast.
+    b.add("v6-syn-to-link-local", "new", "tcp", lambda s, i: [b.v6(ipv6(
+        link_local(src_mac), link_local(dst_mac), IPPROTO_TCP,
+        seg6(s, src=link_local(src_mac), dst=link_local(dst_mac))))])
+    b.add("v6-quic-to-link-local", "new", "udp",
+          lambda s, i: quic6(s, i, src=link_local(src_mac), dst=link_local(dst_mac)))
+    b.add("v4-syn-to-subnet-broadcast", "new", "tcp", lambda s, i: [b.v4(ipv4(
+        C4, "198.51.100.255", IPPROTO_TCP, seg4(s, dst="198.51.100.255"), ident=i))])
     b.add("v4-syn-to-other-mac", "new", "tcp", lambda s, i: syn4(s, i, dst_mac=OTHER_HOST_MAC))
     b.add("v4-syn-to-broadcast-mac", "new", "tcp", lambda s, i: syn4(s, i, dst_mac=b"\xff" * 6))
 
@@ -438,6 +447,14 @@ def generate(src_mac: bytes, dst_mac: bytes, salt: int = 0) -> list:
         C6, S6, *_chain_bytes(["dst:31"], udp(C6, S6, s, QUIC_PORT, quic_initial(s, size=5000)),
                               IPPROTO_UDP)))])
     b.add("v4-quic-size5000", "new", "udp", lambda s, i: quic4(s, i, q={"size": 5000}))
+    b.add("v6-syn-two-atomic-fragments", "new", "tcp", lambda s, i: [b.v6(ipv6(
+        C6, S6, *_chain_bytes(["frag", "frag"], seg6(s))))])
+
+    def jumbo_option(s, i):
+        segment = seg6(s)
+        hop = struct.pack("!BBBBI", IPPROTO_TCP, 0, 0xC2, 4, 8 + len(segment))
+        return [b.v6(ipv6(C6, S6, NEXTHDR_HOP, hop + segment, payload_len=0))]
+    b.add("v6-syn-hop-jumbo-option", "new", "tcp", jumbo_option)
     b.add("v6-syn-hop-not-first", "new", "tcp", lambda s, i: [b.v6(ipv6(
         C6, S6, *_chain_bytes(["dst", "hop"], seg6(s))))])
     b.add("v6-syn-two-hops", "new", "tcp", lambda s, i: [b.v6(ipv6(
@@ -585,6 +602,10 @@ def generate(src_mac: bytes, dst_mac: bytes, salt: int = 0) -> list:
         "ad10-q20": [AD10, Q20], "q0-ad10-q20": [Q0, AD10, Q20], "ad10-q20-q0x4": [AD10, Q20] + [Q0] * 4,
         "q20-ad10": [Q20, AD10],
     }
+    stacks.update({
+        "q0-pcp7-dei": [(ETH_P_8021Q, 0xF000)], "q0-pcp5x5": [(ETH_P_8021Q, 0xA000)] * 5,
+        "tpid9100-vid0": [(0x9100, 0)],
+    })
     for name, tags in stacks.items():
         b.add(f"vlan-{name}-v4-syn", "new", "tcp", lambda s, i, t=tags: syn4(s, i, tags=t))
     for name in ("q0", "q0x4", "q0x5", "q0x6"):
@@ -599,6 +620,12 @@ def generate(src_mac: bytes, dst_mac: bytes, salt: int = 0) -> list:
     b.add("vlan-q0x2-v6-syn-ext5", "new", "tcp", lambda s, i: [b.v6(ipv6(
         C6, S6, *_chain_bytes(chain_kinds[:5], seg6(s))), tags=[Q0] * 2)])
     return b.cases
+
+
+def link_local(mac_bytes: bytes) -> str:
+    """The EUI-64 link-local address Linux gives an interface of this MAC."""
+    eui = bytes([mac_bytes[0] ^ 0x02]) + mac_bytes[1:3] + b"\xff\xfe" + mac_bytes[3:6]
+    return socket.inet_ntop(socket.AF_INET6, b"\xfe\x80" + bytes(6) + eui)
 
 
 def _chain_bytes(kinds, segment: bytes, upper: int = IPPROTO_TCP) -> tuple:

@@ -28,49 +28,21 @@ import struct
 import sys
 import time
 
-IPPROTO_TCP = 6
-TCP_SYN = 0x02
-TCP_RST = 0x04
-TCP_ACK = 0x10
+from frames import (ETH_P_IP, ETH_P_IPV6, IPPROTO_TCP, IPV4_MF, NEXTHDR_HOP, SYN_OPTIONS,
+                    TCP_ACK, TCP_RST, TCP_SYN, ethernet, ipv4, ipv6, ipv6_options_header, mac,
+                    tcp)
+
 SOL_PACKET = 263
 PACKET_VNET_HDR = 15
-ETH_P_IP = 0x0800
-ETH_P_IPV6 = 0x86DD
-NEXTHDR_HOP = 0
-IPV4_MF = 0x2000
-# MSS 1460, SACK permitted, timestamps, NOP, window scale 7: 20 bytes.
-SYN_OPTIONS = (bytes([2, 4, 0x05, 0xB4, 4, 2, 8, 10]) + bytes(8) + bytes([1, 3, 3, 7]))
 SYN_DATA = b"edgeshed-evasion"  # 16 bytes: the second fragment is not empty
 
 
-def checksum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def tcp_syn(src: str, dst: str, sport: int, dport: int, payload: bytes) -> bytes:
-    doff_words = (20 + len(SYN_OPTIONS)) // 4
-    header = struct.pack("!HHIIBBHHH", sport, dport, random.getrandbits(32), 0,
-                         doff_words << 4, TCP_SYN, 64240, 0, 0) + SYN_OPTIONS
-    segment = header + payload
-    if ":" in src:
-        pseudo = socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(
-            socket.AF_INET6, dst) + struct.pack("!I3xB", len(segment), IPPROTO_TCP)
-    else:
-        pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack(
-            "!BBH", 0, IPPROTO_TCP, len(segment))
-    csum = checksum(pseudo + segment)
-    return segment[:16] + struct.pack("!H", csum) + segment[18:]
+    return tcp(src, dst, sport, dport, TCP_SYN, seq=random.getrandbits(32), payload=payload)
 
 
 def ipv4_header(src: str, dst: str, ident: int, frag: int, payload_len: int) -> bytes:
-    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + payload_len, ident, frag, 64,
-                         IPPROTO_TCP, 0, socket.inet_aton(src), socket.inet_aton(dst))
-    return header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+    return ipv4(src, dst, IPPROTO_TCP, bytes(payload_len), ident=ident, frag=frag)[:20]
 
 
 def reply_listener(family: int = socket.AF_INET) -> socket.socket:
@@ -126,9 +98,7 @@ def ethernet_syn(args: argparse.Namespace) -> str:
     sport = random.randint(20000, 60000)
     segment = tcp_syn(args.src, args.dst, sport, args.port, bytes(args.payload))
     packet = ipv4_header(args.src, args.dst, random.getrandbits(16), 0, len(segment)) + segment
-    src_mac = bytes.fromhex(args.src_mac.replace(":", ""))
-    dst_mac = bytes.fromhex(args.dst_mac.replace(":", ""))
-    frame = dst_mac + src_mac + struct.pack("!H", ETH_P_IP) + packet
+    frame = ethernet(mac(args.dst_mac), mac(args.src_mac), ETH_P_IP) + packet
     headers_len = 14 + 20 + 20 + len(SYN_OPTIONS)
     # struct virtio_net_hdr, little-endian: no checksum offload, no GSO, and
     # hdr_len: the bytes packet_snd() puts in the linear part.
@@ -145,13 +115,10 @@ def ipv6_hbh_syn(args: argparse.Namespace) -> str:
     sport = random.randint(20000, 60000)
     segment = tcp_syn(args.src, args.dst, sport, args.port, b"")
     # Next header TCP, length 0 (8 bytes), then PadN over the other 6.
-    hop = struct.pack("!BBBB4x", IPPROTO_TCP, 0, 1, 4)
-    length = len(hop) + len(segment) if args.payload_length < 0 else args.payload_length
-    ipv6 = struct.pack("!IHBB", 6 << 28, length, NEXTHDR_HOP, 64) + socket.inet_pton(
-        socket.AF_INET6, args.src) + socket.inet_pton(socket.AF_INET6, args.dst)
-    src_mac = bytes.fromhex(args.src_mac.replace(":", ""))
-    dst_mac = bytes.fromhex(args.dst_mac.replace(":", ""))
-    frame = dst_mac + src_mac + struct.pack("!H", ETH_P_IPV6) + ipv6 + hop + segment
+    payload = ipv6_options_header(IPPROTO_TCP) + segment
+    length = len(payload) if args.payload_length < 0 else args.payload_length
+    frame = ethernet(mac(args.dst_mac), mac(args.src_mac), ETH_P_IPV6) + ipv6(
+        args.src, args.dst, NEXTHDR_HOP, payload, payload_len=length)
     listener = reply_listener(socket.AF_INET6)
     with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as out:
         out.bind((args.iface, 0))

@@ -335,10 +335,10 @@ static __always_inline int edgeshed_quic_verdict(void *data, void *data_end,
 	__u32 l4_off = pkt->l4_off;
 	int ret;
 
-	if (l4_off > EDGESHED_MAX_UDP_OFF) {
-		global_count(EDGESHED_GCTR_UNPARSED);
-		return EDGESHED_VERDICT_PASS;
-	}
+	/* Linux reads it all the same: decided as what it may be, its ports
+	 * unread. */
+	if (l4_off > EDGESHED_MAX_UDP_OFF)
+		return undecided_verdict(EDGESHED_PARSE_TOO_DEEP, pkt);
 	ret = parse_udp(data, data_end, l4_off, pkt->in_frame_len, pkt);
 	if (ret == EDGESHED_PARSE_QUIC_INITIAL)
 		return edgeshed_decide_quic(pkt, data, data_end);

@@ -21,9 +21,10 @@
 #define TC_ACT_UNSPEC (-1)
 #define TC_ACT_SHOT 2
 #include "refuse_request.bpf.h"
-/* Headers the TC program needs in the linear area: Ethernet, two tags, an
- * IPv6 header with a chain of extension headers, and TCP with options. */
-#define TC_PULL_LEN 256
+/* The most of a frame the TC program pulls into the linear area when its
+ * headers go on past it: as far as the parser walks (four tags, six IPv6
+ * extension headers of up to 2,048 bytes each, TCP with options). */
+#define TC_PULL_MAX 16384
 
 /* Decides on what the parser found; fills class_id for the RST path. */
 static __always_inline int edgeshed_verdict(int parsed, struct edgeshed_pkt *pkt,
@@ -150,6 +151,22 @@ int edgeshed_xdp_dev(struct xdp_md *ctx)
 	return xdp_entry(ctx, 1);
 }
 
+/*
+ * Trims the frame to the RST written over its start. An skb whose sender set
+ * its transport header (a local or veth sender) cannot be cut short of the
+ * SYN's TCP header: kept that long, the bytes past the RST's IP length are
+ * padding, which the receiver trims.
+ */
+static __always_inline int tc_trim_rst(struct __sk_buff *skb, int len,
+				       const struct edgeshed_pkt *pkt)
+{
+	__u32 padded = pkt->l4_off + sizeof(struct tcphdr);
+
+	if (!bpf_skb_change_tail(skb, len, 0))
+		return 0;
+	return padded > (__u32)len ? bpf_skb_change_tail(skb, padded, 0) : -1;
+}
+
 SEC("tc")
 int edgeshed_tc(struct __sk_buff *skb)
 {
@@ -169,7 +186,7 @@ int edgeshed_tc(struct __sk_buff *skb)
 	/* Lengths are the skb's, which may reach past the linear part. Only
 	 * headers that are not all in the linear part pay for a pull. */
 	parsed = edgeshed_parse(data, data_end, skb_len, &pkt);
-	want = skb_len < TC_PULL_LEN ? skb_len : TC_PULL_LEN;
+	want = skb_len < TC_PULL_MAX ? skb_len : TC_PULL_MAX;
 	if (parsed == EDGESHED_PARSE_UNPARSED && data + want > data_end) {
 		bpf_skb_pull_data(skb, want);
 		data_end = (void *)(long)skb->data_end;
@@ -191,7 +208,7 @@ int edgeshed_tc(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	case EDGESHED_VERDICT_RST:
 		len = edgeshed_write_rst(data, data_end, &pkt);
-		if (len < 0 || bpf_skb_change_tail(skb, len, 0)) {
+		if (len < 0 || tc_trim_rst(skb, len, &pkt)) {
 			count_rst(class_id, 0);
 			return TC_ACT_SHOT;
 		}

@@ -144,6 +144,16 @@ static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 	if ((void *)(uh + 1) > data_end)
 		return EDGESHED_PARSE_UNPARSED;
 	datagram_len = bpf_ntohs(uh->len);
+	/* Over IPv6, Linux reads a zero length as the packet's own (a
+	 * jumbogram's, RFC 2675; udpv6_rcv), jumbogram or not: so must we,
+	 * or such an Initial gets through unseen. In a first fragment the
+	 * whole datagram's length is not known yet. */
+	if (datagram_len == 0 && pkt->family == AF_INET6) {
+		if (pkt->first_fragment)
+			return cut_short_ports(data_end, uh, l4_len,
+					       IPPROTO_UDP, pkt, cut_short);
+		datagram_len = l4_len;
+	}
 	if (datagram_len < sizeof(*uh))
 		return EDGESHED_PARSE_UNPARSED;
 	if (!pkt->first_fragment && datagram_len > l4_len)
@@ -184,7 +194,7 @@ static __always_inline int parse_udp(void *data, void *data_end, __u32 off,
 	return EDGESHED_PARSE_QUIC_INITIAL;
 }
 
-/* The furthest UDP header parse_udp() reads: past it, unparsed. It bounds
+/* The furthest UDP header parse_udp() reads: past it, too deep. It bounds
  * the offset for the verifier; no real header chain comes close. */
 #define EDGESHED_MAX_UDP_OFF 4096
 /* The long header up to the SCID's length, at most. */

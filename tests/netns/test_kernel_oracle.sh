@@ -16,7 +16,10 @@
 #    counters across it.
 # Fails for a "new" case Linux accepts in the control and accepts again
 # under shed-all (a bypass), and for a "not-new" case edgeshed sheds or whose
-# answer changes. A case shed that Linux drops anyway is only reported. The
+# answer changes, unless it is too deep to read (a fifth VLAN tag, a
+# seventh extension header, a TCP header cut by a first fragment): decided
+# as the new connection it may hide (point 2), it is listed apart. A case
+# shed that Linux drops anyway is only reported. The
 # table of every case goes to stdout and, as markdown, to $ORACLE_REPORT
 # when set. With $ORACLE_CORPUS set, the control's corpus is copied there
 # (ORACLE_CORPUS=tests/fuzz/kernel_corpus.txt refreshes the committed one).

@@ -856,13 +856,23 @@ def is_shed(verdict_text: str) -> bool:
     return any(n.startswith("shed_") or n == "quic_undersized" for n in names)
 
 
+def shed_only_too_deep(verdict_text: str) -> bool:
+    """Whether every shed counter that moved is the too-deep rule's: a frame
+    whose headers go deeper than the parser reads, decided as the new
+    connection it may hide (issue #38, point 2), which sheds an ACK that
+    deep too while its class sheds."""
+    names = [part.split(":")[0].split(".")[-1] for part in verdict_text.split("+")]
+    sheds = [n for n in names if n.startswith("shed_") or n == "quic_undersized"]
+    return bool(sheds) and all(n == "shed_too_deep" for n in sheds)
+
+
 def judge(args: argparse.Namespace) -> None:
     control = read_corpus(args.control)
     hooks = []
     for spec in args.hook:
         name, _, path = spec.partition("=")
         hooks.append((name, read_corpus(path)))
-    failures, notes = [], []
+    failures, notes, too_deep = [], [], []
     rows = []
     for case, (label, answer, _, _) in control.items():
         row = [case, label, answer]
@@ -877,6 +887,10 @@ def judge(args: argparse.Namespace) -> None:
             if label == "new" and answer in ACCEPTED and got in ACCEPTED:
                 failures.append(f"BYPASS {hook}: {case}: Linux answers {answer} without edgeshed, "
                                 f"and {got} under shed-all (edgeshed: {verdict_text})")
+            elif label == "not-new" and shed and shed_only_too_deep(verdict_text):
+                too_deep.append(f"{hook}: {case} (not new, Linux answers {answer}): too deep "
+                                f"to read, decided as a new connection ({verdict_text}), "
+                                f"answer now {got}")
             elif label == "not-new" and shed:
                 failures.append(f"OVER-SHED {hook}: {case} (not new, Linux answers {answer}): "
                                 f"shed by edgeshed ({verdict_text}), answer now {got}")
@@ -890,17 +904,22 @@ def judge(args: argparse.Namespace) -> None:
     table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     table += ["| " + " | ".join(r) + " |" for r in rows]
     print("\n".join(table))
+    for note in too_deep:
+        print(f"too deep: {note}")
     for note in notes:
         print(f"note: {note}")
     summary = (f"{len(control)} cases; {sum(1 for r in rows if r[2] in ACCEPTED)} accepted by "
                f"Linux without edgeshed; {len(failures)} failures, {len(notes)} sheds of "
-               "frames Linux drops anyway")
+               f"frames Linux drops anyway, {len(too_deep)} of other traffic too deep to read")
     if args.report:
         with open(args.report, "w") as f:
             f.write(f"# Kernel oracle (kernel {os.uname().release})\n\n{summary}\n\n")
             f.write("\n".join(table) + "\n\n")
             if failures:
                 f.write("## Failures\n\n" + "".join(f"- {x}\n" for x in failures) + "\n")
+            if too_deep:
+                f.write("## Not new, too deep to read: decided as a new connection\n\n" +
+                        "".join(f"- {x}\n" for x in too_deep) + "\n")
             if notes:
                 f.write("## Shed, and dropped by Linux anyway\n\n" +
                         "".join(f"- {x}\n" for x in notes))

@@ -17,7 +17,8 @@ constexpr size_t kIpv6Len = 40;
 constexpr size_t kMaxIpv6Ext = 6;
 constexpr size_t kTcpMinLen = 20;
 constexpr size_t kUdpLen = 8;
-constexpr size_t kQuicLongFixed = 6;  // first byte, version, DCID length
+constexpr size_t kMaxUdpOffset = 4096;  // the data plane reads no UDP header past it
+constexpr size_t kQuicLongFixed = 6;    // first byte, version, DCID length
 constexpr size_t kQuicMaxCid = 20;
 constexpr uint32_t kQuicV1 = 1;
 constexpr uint32_t kQuicV2 = 0x6b3343cf;
@@ -107,8 +108,17 @@ FrameVerdict classify_tcp(Cursor seg, FrameVerdict v) {
 FrameVerdict classify_udp(Cursor seg, FrameVerdict v) {
   const FrameKind cut = v.first_fragment ? FrameKind::kTooDeep : FrameKind::kUnparsed;
   const FrameKind other = v.first_fragment ? FrameKind::kFragment : FrameKind::kOther;
+  if (v.l4_offset > kMaxUdpOffset)
+    return with_kind(v, FrameKind::kTooDeep, "UDP header past 4,096 bytes");
   if (!seg.has(0, kUdpLen)) return cut_with_ports(seg, v, IPPROTO_UDP, cut, "UDP header cut short");
-  const size_t udp_len = seg.u16(4);
+  size_t udp_len = seg.u16(4);
+  // Linux (udpv6_rcv): over IPv6 a zero length is the packet's own, as a
+  // jumbogram's; in a first fragment, the whole datagram's is not known.
+  if (udp_len == 0 && v.family == AF_INET6) {
+    if (v.first_fragment)
+      return cut_with_ports(seg, v, IPPROTO_UDP, cut, "IPv6 UDP length 0 in a first fragment");
+    udp_len = seg.size();
+  }
   if (udp_len < kUdpLen) return verdict(FrameKind::kUnparsed, "UDP length below 8");
   if (!v.first_fragment && udp_len > seg.size())
     return verdict(FrameKind::kUnparsed, "UDP length past the IP length");
@@ -172,6 +182,7 @@ FrameVerdict classify_ipv4(Cursor l3, FrameVerdict v) {
   v.family = AF_INET;
   packet.copy(12, 4, v.src.data());
   packet.copy(16, 4, v.dst.data());
+  v.l4_offset = v.l3_offset + header_len;
   v = classify_transport(packet.u8(9), packet.sub(header_len, total - header_len), std::move(v));
   const bool sum_ok = ipv4_header_sum_ok(packet.sub(0, header_len));
   if (v.kind == FrameKind::kNewConnection && !sum_ok) {
@@ -217,6 +228,7 @@ FrameVerdict classify_ipv6(Cursor l3, FrameVerdict v) {
     pos += len;
   }
   l3.copy(24, 16, v.dst.data());
+  v.l4_offset = v.l3_offset + kIpv6Len + pos;
   return classify_transport(next, payload.sub(pos, payload_len - pos), std::move(v));
 }
 

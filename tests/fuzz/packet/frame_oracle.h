@@ -34,8 +34,11 @@
 //  - A first fragment's SYN is decided as any SYN, but shed it is dropped
 //    and never answered with a RST.
 //  - UDP (RFC 768), and in it QUIC's invariant long header (RFC 8999): a
-//    UDP header cut short within the IP length is unparsed, or in a first
-//    fragment too deep. A UDP length below 8, or (outside a first fragment,
+//    UDP header past the frame's first 4,096 bytes is too deep (the data
+//    plane's bound; its ports unread). A UDP header cut short within the IP
+//    length is unparsed, or in a first fragment too deep. Over IPv6 a UDP
+//    length of 0 is the packet's own (Linux's udpv6_rcv, as a jumbogram's),
+//    or in a first fragment too deep. A UDP length below 8, or (outside a first fragment,
 //    where it is the whole datagram's) past the IP length: unparsed. A
 //    datagram of under 6 bytes holds no long header: other (each "other"
 //    here is a fragment in a first fragment). Otherwise its
@@ -77,6 +80,7 @@ struct FrameVerdict {
   // the IP header was reached.
   int family = 0;  // AF_INET or AF_INET6
   size_t l3_offset = 0;
+  size_t l4_offset = 0;  // the transport header's, from the frame's start
   size_t vlan_tags = 0;
   std::array<uint8_t, 16> src{};  // IPv4 uses the first 4 bytes
   std::array<uint8_t, 16> dst{};

@@ -8,7 +8,11 @@
 //    sheds at least one of its frames under a shed-all policy, or the case
 //    is a connection edgeshed lets through;
 //  - labelled not-new and answered by Linux: the oracle sheds none of its
-//    frames, or edgeshed harms traffic the kernel serves.
+//    frames, or edgeshed harms traffic the kernel serves. Except a frame
+//    too deep to read (a sixth VLAN tag, a seventh extension header, a
+//    first fragment whose TCP header goes on in the next one): it is
+//    decided as the new connection it may hide (issue #38, point 2), so an
+//    ACK that deep is shed while its class sheds; listed, not failed.
 // The same two checks hold the data plane itself to the kernel's answers:
 // each frame through edgeshed_xdp and edgeshed_tc (BPF_PROG_TEST_RUN),
 // enforce mode, every class shedding all. A test run's skb is linear, so the
@@ -22,6 +26,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -133,6 +138,13 @@ class KernelCorpus : public ::testing::Test {
       return shed_under_shed_all(classify_frame(frame), corpus_);
     });
   }
+  // Shed by a rule other than the too-deep one.
+  bool any_shed_readable(const CorpusCase& k) const {
+    return std::ranges::any_of(k.frames, [this](const std::vector<uint8_t>& frame) {
+      const auto v = classify_frame(frame);
+      return v.kind != FrameKind::kTooDeep && shed_under_shed_all(v, corpus_);
+    });
+  }
   Corpus corpus_;
 };
 
@@ -161,7 +173,12 @@ TEST_F(KernelCorpus, NothingElseLinuxAnswersIsShed) {
   for (const auto& k : corpus_.cases) {
     if (k.label != "not-new" || k.answer == "none") continue;
     ++checked;
-    if (any_shed(k)) shed.push_back(describe(k, corpus_));
+    if (any_shed_readable(k)) {
+      shed.push_back(describe(k, corpus_));
+    } else if (any_shed(k)) {
+      std::cout << "too deep to read, decided as a new connection: " << describe(k, corpus_)
+                << "\n";
+    }
   }
   ASSERT_GT(checked, 0u) << "Linux answered no other case in " << corpus_path();
   std::ostringstream all;
@@ -192,6 +209,7 @@ class KernelCorpusDataPlane : public KernelCorpus {
   // Whether any frame was shed, and whether any could be run.
   struct CaseRun {
     bool shed = false;
+    bool shed_readable = false;  // a frame shed that the oracle does not call too deep
     bool ran = false;
   };
   CaseRun run_case(Entry entry, const CorpusCase& k, std::string* verdicts) const {
@@ -201,6 +219,8 @@ class KernelCorpusDataPlane : public KernelCorpus {
       const auto r = frame.size() > kMaxLinear ? std::nullopt : dp_.try_run(entry, frame);
       const bool dropped = r && (r->verdict == Verdict::kDrop || r->verdict == Verdict::kTx);
       c.shed = c.shed || dropped;
+      c.shed_readable =
+          c.shed_readable || (dropped && classify_frame(frame).kind != FrameKind::kTooDeep);
       c.ran = c.ran || r.has_value();
       *verdicts += !r ? " -" : dropped ? " shed" : " passes";
     }
@@ -233,7 +253,7 @@ TEST_F(KernelCorpusDataPlane, NothingElseLinuxAnswersIsShed) {
     for (const auto& k : corpus_.cases) {
       if (k.label != "not-new" || k.answer == "none") continue;
       std::string verdicts;
-      if (!run_case(entry, k, &verdicts).shed) continue;
+      if (!run_case(entry, k, &verdicts).shed_readable) continue;
       ++n;
       shed << "\n  " << k.name << " (Linux: " << k.answer << "), frames:" << verdicts;
     }

@@ -144,7 +144,8 @@ bench-report:
 	BENCH_OUT=$(abspath $(BENCH_OUT)) bash scripts/bench_report.sh
 
 # Fuzzing for a bounded time, on new seeds each run: every libFuzzer target
-# (clang build in $(BUILD)/fuzz) for FUZZ_SECONDS, then the packet fuzzer
+# (clang build in $(BUILD)/fuzz) for FUZZ_SECONDS and at least FUZZ_MIN_RUNS
+# (10^6) inputs, at most FUZZ_MAX_SECONDS (600) more, then the packet fuzzer
 # for FUZZ_SECONDS spread over its six data-plane configurations. A failure
 # of one does not stop the others; the exit status says if any failed.
 FUZZ_SECONDS ?= 60

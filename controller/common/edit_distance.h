@@ -36,6 +36,12 @@ const std::string* closest_name(std::string_view word, const Names& names,
   const std::string* closest = nullptr;
   for (const auto& entry : names) {
     const std::string& name = name_of(entry);
+    // The lengths' difference is a lower bound of the distance: a name it
+    // already rules out costs no table, which a long unknown word (a
+    // garbled config key) would make |word| x |name| cells for every name.
+    const std::size_t length_gap =
+        word.size() > name.size() ? word.size() - name.size() : name.size() - word.size();
+    if (length_gap >= max_distance) continue;
     if (const std::size_t d = edit_distance(word, name); d < max_distance) {
       max_distance = d;
       closest = &name;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace edgeshed {
 namespace {
 
@@ -19,6 +22,26 @@ TEST(EditDistanceTest, CountsInsertionsDeletionsAndSubstitutions) {
 TEST(EditDistanceTest, IsSymmetric) {
   EXPECT_EQ(edit_distance("SyncookiesSent", "SyncookieSend"),
             edit_distance("SyncookieSend", "SyncookiesSent"));
+}
+
+TEST(ClosestNameTest, OffersTheNearestNearMiss) {
+  const std::vector<std::string> names{"ListenOverflows", "ListenDrops", "ListenDrop"};
+  const std::string* closest = closest_name("ListenDropz", names);
+  ASSERT_NE(closest, nullptr);
+  EXPECT_EQ(*closest, "ListenDrops");
+  EXPECT_EQ(closest_name("Syncookies", names), nullptr);
+}
+
+TEST(ClosestNameTest, NamesTheLengthGapRulesOutAreNoNearMiss) {
+  // A gap of 2 is within a bound of 3, a gap of 3 is not; a nearer name
+  // found later narrows the bound for the names after it.
+  const std::vector<std::string> two_longer{"abcd"}, three_longer{"abcde"};
+  ASSERT_NE(closest_name("ab", two_longer), nullptr);
+  EXPECT_EQ(closest_name("ab", three_longer), nullptr);
+  const std::vector<std::string> names{"abxx", "abx", "abyy"};
+  ASSERT_NE(closest_name("ab", names), nullptr);
+  EXPECT_EQ(*closest_name("ab", names), "abx");
+  EXPECT_EQ(closest_name(std::string(200, 'k'), names), nullptr);
 }
 
 }  // namespace

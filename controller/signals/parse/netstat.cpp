@@ -47,7 +47,7 @@ Result<Netstat> parse_netstat(std::string_view text) {
   while (!text.empty()) {
     ++number;
     std::string_view row = next_line(text);
-    if (split_blanks(row).empty()) continue;
+    if (std::string_view blank_probe = row; next_field(blank_probe).empty()) continue;
     auto line = split_line(row, number);
     if (!line) return line.error();
     lines.push_back(std::move(*line));
@@ -93,8 +93,9 @@ Result<Netstat> parse_netstat(std::string_view text) {
   return out;
 }
 
-std::optional<uint64_t> quick_counter(std::string_view text, std::string_view section,
-                                      std::string_view counter) {
+bool for_each_quick_counter(
+    std::string_view text, std::string_view section,
+    const std::function<bool(std::string_view name, std::optional<uint64_t> value)>& visit) {
   // The names line: the first that starts "<section>:".
   std::string_view names, values;
   while (!text.empty()) {
@@ -108,18 +109,28 @@ std::optional<uint64_t> quick_counter(std::string_view text, std::string_view se
       values = row.substr(section.size() + 1);
       break;
     }
-    if (!names.empty()) return std::nullopt;  // the values line must follow
+    if (!names.empty()) return false;  // the values line must follow
   }
-  if (values.empty() || count_fields(names) != count_fields(values)) return std::nullopt;
+  if (values.empty() || count_fields(names) != count_fields(values)) return false;
   for (std::string_view name = next_field(names); !name.empty(); name = next_field(names)) {
-    std::string_view value = next_field(values);
-    if (name != counter) continue;
+    const std::string_view value = next_field(values);
     uint64_t parsed = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-    if (ec != std::errc() || end != value.data() + value.size()) return std::nullopt;
-    return parsed;
+    const bool whole = ec == std::errc() && end == value.data() + value.size();
+    if (!visit(name, whole ? std::optional(parsed) : std::nullopt)) break;
   }
-  return std::nullopt;
+  return true;
+}
+
+std::optional<uint64_t> quick_counter(std::string_view text, std::string_view section,
+                                      std::string_view counter) {
+  std::optional<uint64_t> found;
+  for_each_quick_counter(text, section, [&](std::string_view name, std::optional<uint64_t> value) {
+    if (name != counter) return true;
+    found = value;
+    return false;
+  });
+  return found;
 }
 
 Result<uint64_t> find_counter(const Netstat& netstat, std::string_view section,

@@ -36,6 +36,15 @@ Result<Netstat> parse_netstat(std::string_view text);
 std::optional<uint64_t> quick_counter(std::string_view text, std::string_view section,
                                       std::string_view counter);
 
+// What quick_counter reads, every counter at once: visit(name, value) for
+// each name of the section's first pair of lines, in order, with nullopt
+// for a value that is not a whole number, until visit returns false. False
+// when that pair is not well formed (no counter is visited then). One pass
+// over the text, where a quick_counter per counter is a pass each.
+bool for_each_quick_counter(
+    std::string_view text, std::string_view section,
+    const std::function<bool(std::string_view name, std::optional<uint64_t> value)>& visit);
+
 // One counter, or an error naming what is missing (and a near miss, for a
 // misspelt counter).
 Result<uint64_t> find_counter(const Netstat& netstat, std::string_view section,

@@ -145,7 +145,7 @@ bench-report:
 
 # Fuzzing for a bounded time, on new seeds each run: every libFuzzer target
 # (clang build in $(BUILD)/fuzz) for FUZZ_SECONDS and at least FUZZ_MIN_RUNS
-# (10^6) inputs, at most FUZZ_MAX_SECONDS (600) more, then the packet fuzzer
+# (10^6) inputs, at most FUZZ_MAX_SECONDS (300) more, then the packet fuzzer
 # for FUZZ_SECONDS spread over its six data-plane configurations. A failure
 # of one does not stop the others; the exit status says if any failed.
 FUZZ_SECONDS ?= 60

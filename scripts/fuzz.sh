@@ -63,7 +63,7 @@ max_len() {
 
 # run DIR TARGET SECONDS [SEED]
 # With FUZZ_MIN_RUNS set (make fuzz: 10^6), a target that ran fewer inputs
-# in SECONDS goes on until it has, for at most FUZZ_MAX_SECONDS (600) more.
+# in SECONDS goes on until it has, for at most FUZZ_MAX_SECONDS (300) more.
 run() {
 	local dir=$1 target=$2 seconds=$3 seed=${4:-0}
 	local bin=$dir/${target}_fuzz work=$dir/corpus/$target artifacts=$dir/artifacts/$target
@@ -98,7 +98,7 @@ run() {
 	local min_runs=${FUZZ_MIN_RUNS:-0} first_runs=$runs
 	if [ "$rc" -eq 0 ] && [ "${runs:-0}" -lt "$min_runs" ]; then
 		# Where the first leg stopped: its corpus, a seed of its own.
-		local bound=${FUZZ_MAX_SECONDS:-600} started=$SECONDS extra
+		local bound=${FUZZ_MAX_SECONDS:-300} started=$SECONDS extra
 		"$bin" "${common[@]}" "${dict[@]}" -seed="$((seed + 1))" -runs="$((min_runs - runs))" \
 			-max_total_time="$bound" -print_final_stats=1 "$work" "$CORPUS/$target" >>"$log" 2>&1 || rc=$?
 		extra=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

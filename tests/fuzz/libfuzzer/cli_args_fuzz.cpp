@@ -3,7 +3,6 @@
 // never run. Besides not crashing: a usage error is one line that names the
 // --help to read, and a parse is a pure function of the arguments.
 #include <cstdint>
-#include <functional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -52,23 +51,15 @@ Outcome parse(const std::vector<std::string>& args) {
   return o;
 }
 
-// Building the CLI tree is nearly all of a parse (89% of this target's
-// time, measured), and the purity check builds it twice: one input in
-// kPurityCheckEvery is checked, chosen by a hash of its bytes so that a
-// failing input fails again when replayed.
-constexpr std::size_t kPurityCheckEvery = 4;
-
-bool purity_checked(std::string_view input) {
-  return std::hash<std::string_view>{}(input) % kPurityCheckEvery == 0;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   const auto args = split_args(input);
   const Outcome first = parse(args);
-  if (purity_checked(input)) {
+  // Building the CLI tree is nearly all of a parse (89% of this target's
+  // time, measured): the check that builds it twice samples.
+  if (edgeshed::fuzz::purity_checked(input)) {
     const Outcome second = parse(args);
     FUZZ_CHECK(
         first.exit_code == second.exit_code && first.runs == second.runs && first.err == second.err,

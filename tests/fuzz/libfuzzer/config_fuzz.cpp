@@ -5,7 +5,6 @@
 // crashing: an error is reported as "file:line:column: ..." on every line,
 // as the README promises, and a parse is a pure function of the text.
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,21 +29,12 @@ void check_error_lines(const std::string& message) {
   }
 }
 
-// The purity check parses an input a second time, which doubled the cost
-// of every input; one input in kPurityCheckEvery is checked, chosen by a
-// hash of its bytes so that a failing input fails again when replayed.
-constexpr std::size_t kPurityCheckEvery = 4;
-
-bool purity_checked(std::string_view text) {
-  return std::hash<std::string_view>{}(text) % kPurityCheckEvery == 0;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto config = edgeshed::config::parse_config(text, kSource);
-  if (purity_checked(text)) {
+  if (edgeshed::fuzz::purity_checked(text)) {
     auto again = edgeshed::config::parse_config(text, kSource);
     FUZZ_CHECK(config.ok() == again.ok(), "two parses of the same text disagree");
     if (!config)

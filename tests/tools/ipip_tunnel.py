@@ -29,8 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_frames import (IPPROTO_TCP, TCP_ACK, TCP_RST, TCP_SYN,  # noqa: E402
-                        ipv4_header, tcp_syn)
+from frames import IPPROTO_TCP, TCP_ACK, TCP_RST, TCP_SYN, ipv4, tcp  # noqa: E402
 
 IPPROTO_IPIP = 4
 TUNSETIFF = 0x400454CA
@@ -76,9 +75,10 @@ def endpoint(args: argparse.Namespace) -> None:
 
 def syn(args: argparse.Namespace) -> str:
     sport = random.randint(20000, 60000)
-    segment = tcp_syn(args.inner_src, args.inner_dst, sport, args.port, b"")
-    inner = ipv4_header(args.inner_src, args.inner_dst, random.getrandbits(16), 0,
-                        len(segment)) + segment
+    segment = tcp(args.inner_src, args.inner_dst, sport, args.port, TCP_SYN,
+                  seq=random.getrandbits(32))
+    inner = ipv4(args.inner_src, args.inner_dst, IPPROTO_TCP, segment,
+                 ident=random.getrandbits(16))
     with socket.socket(socket.AF_INET, socket.SOCK_RAW, IPPROTO_IPIP) as tunnel:
         tunnel.sendto(inner, (args.remote, 0))
         deadline = time.monotonic() + args.wait_ms / 1000

@@ -9,18 +9,20 @@ tests/netns/test_vlan_offload.sh; root only.
   rst_vlan.py IFACE ADDR PORT
 """
 import argparse
+import os
 import select
 import socket
 import struct
+import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from frames import ETH_P_IP, IPPROTO_TCP, TCP_RST  # noqa: E402
+
 ETH_P_ALL = 0x0003
-ETH_P_IP = 0x0800
 SOL_PACKET = 263
 PACKET_AUXDATA = 8
 TP_STATUS_VLAN_VALID = 1 << 4
-TCP_RST = 0x04
-IPPROTO_TCP = 6
 VLAN_VID_MASK = 0x0FFF
 # struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
 AUXDATA = struct.Struct("=IIIHHHH")

@@ -55,8 +55,8 @@ class HttpClient {
 
   HttpClient(HttpUrl url, Options options);
   ~HttpClient();
-  HttpClient(HttpClient&&) noexcept;
-  HttpClient& operator=(HttpClient&&) noexcept;
+  HttpClient(HttpClient&& other) noexcept;
+  HttpClient& operator=(HttpClient&& other) noexcept;
 
   // One GET of the URL within options.timeout. Reuses the connection the
   // previous response left open; if the server had closed it meanwhile,

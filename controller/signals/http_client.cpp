@@ -342,9 +342,13 @@ Status HttpClient::perform(Exchange& exchange, int cancel_fd) {
     default: {
       long os_error = 0;
       curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_error);
-      // libcurl words a refused connection as "Couldn't connect to server".
-      if (os_error == 0) return make_error(curl_says);
-      return make_error(curl_says + " (" + std::strerror(static_cast<int>(os_error)) + ")");
+      // libcurl words a refused connection as "Couldn't connect to server";
+      // some of its other messages already name the error.
+      const std::string os_says = os_error != 0 ? std::strerror(static_cast<int>(os_error)) : "";
+      if (os_says.empty() || curl_says.find(os_says) != std::string::npos) {
+        return make_error(curl_says);
+      }
+      return make_error(curl_says + " (" + os_says + ")");
     }
   }
   long status = 0;

@@ -291,12 +291,19 @@ Status HttpClient::perform(Exchange& exchange, int cancel_fd) {
   if (CURLMcode m = curl_multi_add_handle(multi, easy); m != CURLM_OK) {
     return make_error(std::string("libcurl: ") + curl_multi_strerror(m));
   }
-  // Out again on every way out; a transfer cut short closes its connection.
+  // On every way out, cancelled too: the connections it opened counted, and
+  // the handle out of the multi (a transfer cut short closes its connection).
   struct Detach {
     CURLM* multi;
     CURL* easy;
-    ~Detach() { curl_multi_remove_handle(multi, easy); }
-  } detach{multi, easy};
+    uint64_t& opened;
+    ~Detach() {
+      long connects = 0;
+      curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
+      opened += static_cast<uint64_t>(connects);
+      curl_multi_remove_handle(multi, easy);
+    }
+  } detach{multi, easy, connections_opened_};
 
   // The multi interface rather than curl_easy_perform: its poll takes the
   // cancel fd beside curl's sockets, where the easy one could only look at
@@ -315,9 +322,6 @@ Status HttpClient::perform(Exchange& exchange, int cancel_fd) {
   const CURLMsg* done = curl_multi_info_read(multi, &queued);
   const CURLcode result =
       done != nullptr && done->msg == CURLMSG_DONE ? done->data.result : CURLE_RECV_ERROR;
-  long connects = 0;
-  curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
-  connections_opened_ += static_cast<uint64_t>(connects);
 
   if (exchange.refused) return *exchange.refused;
   const std::string curl_says =

@@ -12,6 +12,8 @@ packages=(
 	# userspace libraries
 	libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
 	nlohmann-json3-dev libcpp-httplib-dev libsystemd-dev
+	# the scrapes' and probes' HTTP client
+	libcurl4-openssl-dev
 	# tests
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
 	# CLI tests: the metrics endpoint checked by promtool, top driven in tmux

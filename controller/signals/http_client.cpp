@@ -1,14 +1,15 @@
 #include "signals/http_client.h"
 
-#include <poll.h>
+#include <curl/curl.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
+
+#include "config/duration.h"
 
 namespace edgeshed::signals {
 namespace {
-
-constexpr std::size_t kMaxHeaderBytes = 64 << 10;
-constexpr std::size_t kMaxLineBytes = 8 << 10;
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -24,17 +25,6 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-// Whether a comma-separated header value lists `token` (case-insensitive).
-bool has_token(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    std::size_t comma = value.find(',');
-    if (lower(trim(value.substr(0, comma))) == token) return true;
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 template <class T>
 bool parse_number(std::string_view text, T& out, int base = 10) {
   if (text.empty()) return false;
@@ -42,195 +32,28 @@ bool parse_number(std::string_view text, T& out, int base = 10) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-// Reads a response off a socket, buffering what arrives ahead of its use.
-class ResponseReader {
- public:
-  ResponseReader(int fd, const IoLimits& limits, std::string peer)
-      : fd_(fd), limits_(limits), peer_(std::move(peer)) {}
-
-  bool received_any() const { return received_ > 0; }
-  bool has_unread() const { return pos_ < buffer_.size(); }
-
-  // Up to CRLF (a bare LF is accepted too), without it.
-  Result<std::string> line(std::string_view what) {
-    for (;;) {
-      std::size_t newline = buffer_.find('\n', pos_);
-      if (newline != std::string::npos) {
-        std::string out = buffer_.substr(pos_, newline - pos_);
-        pos_ = newline + 1;
-        if (!out.empty() && out.back() == '\r') out.pop_back();
-        return out;
-      }
-      if (buffer_.size() - pos_ > kMaxLineBytes) {
-        return make_error(std::string(what) + " longer than " + std::to_string(kMaxLineBytes) +
-                          " bytes");
-      }
-      auto more = fill("waiting for the " + std::string(what));
-      if (!more) return more.error();
-      if (!*more) return make_error(closed_message(what));
-    }
-  }
-
-  Status exact(std::size_t n, std::string& out) {
-    while (buffer_.size() - pos_ < n) {
-      auto more = fill("reading the response body");
-      if (!more) return more.error();
-      if (!*more) return make_error(closed_message("body"));
-    }
-    out.append(buffer_, pos_, n);
-    pos_ += n;
-    compact();
-    return {};
-  }
-
-  Status to_eof(std::string& out, std::size_t max) {
-    for (;;) {
-      out.append(buffer_, pos_, std::string::npos);
-      pos_ = buffer_.size();
-      compact();
-      if (out.size() > max) return make_error(too_large(max));
-      auto more = fill("reading the response body");
-      if (!more) return more.error();
-      if (!*more) return {};
-    }
-  }
-
-  static std::string too_large(std::size_t max) {
-    return "response body larger than the limit of " + std::to_string(max) + " bytes";
-  }
-
- private:
-  // false at end of stream.
-  Result<bool> fill(const std::string& doing) {
-    char chunk[16 << 10];
-    auto n = receive_some(fd_, chunk, sizeof(chunk), limits_, doing + " from " + peer_);
-    if (!n) return n.error();
-    if (*n == 0) return false;
-    received_ += *n;
-    buffer_.append(chunk, *n);
-    return true;
-  }
-
-  void compact() {
-    if (pos_ > (64 << 10)) {
-      buffer_.erase(0, pos_);
-      pos_ = 0;
-    }
-  }
-
-  std::string closed_message(std::string_view what) const {
-    return received_ == 0 ? "connection closed before a response"
-                          : "connection closed in the middle of the " + std::string(what);
-  }
-
-  int fd_;
-  const IoLimits& limits_;
-  std::string peer_;
-  std::string buffer_;
-  std::size_t pos_ = 0;
-  std::size_t received_ = 0;
+struct EasyDeleter {
+  void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
+};
+struct MultiDeleter {
+  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+};
+struct ListDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
 
-struct Head {
-  int status = 0;
-  std::string reason;
-  bool http10 = false;
-  bool chunked = false;
-  bool close = false;
-  std::optional<std::size_t> content_length;
-  std::string content_type;
-};
-
-Result<Head> read_head(ResponseReader& reader) {
-  Head head;
-  for (;;) {
-    auto status_line = reader.line("status line");
-    if (!status_line) return status_line.error();
-    // "HTTP/1.1 200 OK"
-    std::string_view s = *status_line;
-    if (s.size() < 12 || !s.starts_with("HTTP/1.") || s[8] != ' ' ||
-        !parse_number(s.substr(9, 3), head.status) || (s.size() > 12 && s[12] != ' ')) {
-      return make_error("bad status line '" + std::string(s.substr(0, 60)) + "'");
-    }
-    head.http10 = s[7] == '0';
-    head.reason = s.size() > 13 ? std::string(s.substr(13)) : "";
-    std::size_t header_bytes = 0;
-    for (;;) {
-      auto line = reader.line("headers");
-      if (!line) return line.error();
-      if (line->empty()) break;
-      header_bytes += line->size();
-      if (header_bytes > kMaxHeaderBytes) {
-        return make_error("response headers longer than " + std::to_string(kMaxHeaderBytes) +
-                          " bytes");
-      }
-      std::size_t colon = line->find(':');
-      if (colon == std::string::npos || colon == 0) {
-        return make_error("bad header line '" + line->substr(0, 60) + "'");
-      }
-      std::string name = lower(std::string_view(*line).substr(0, colon));
-      std::string_view value = trim(std::string_view(*line).substr(colon + 1));
-      if (name == "content-length") {
-        std::size_t length = 0;
-        if (!parse_number(value, length) ||
-            (head.content_length && *head.content_length != length)) {
-          return make_error("bad Content-Length '" + std::string(value) + "'");
-        }
-        head.content_length = length;
-      } else if (name == "transfer-encoding") {
-        if (lower(value) != "chunked") {
-          return make_error("unsupported Transfer-Encoding '" + std::string(value) + "'");
-        }
-        head.chunked = true;
-      } else if (name == "connection") {
-        head.close = has_token(value, "close");
-      } else if (name == "content-encoding") {
-        if (lower(value) != "identity") {
-          return make_error("compressed response (Content-Encoding: " + std::string(value) +
-                            ") is not supported");
-        }
-      } else if (name == "content-type") {
-        head.content_type = value;
-      }
-    }
-    // Interim responses (100 Continue, 103 Early Hints) precede the real one.
-    if (head.status >= 100 && head.status < 200 && head.status != 101) {
-      head = Head{};
-      continue;
-    }
-    if (head.status == 101) return make_error("server switched protocols (101)");
-    return head;
-  }
+// Once per process, whichever signal's worker thread gets there first: a
+// function-local static is initialised once even when threads race, and
+// curl_global_init itself is only thread-safe in builds since 7.84. Never
+// cleaned up: workers of other signals may still be running at exit.
+Status global_init() {
+  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (rc != CURLE_OK) return make_error(std::string("curl_global_init: ") + curl_easy_strerror(rc));
+  return {};
 }
 
-Status read_chunked(ResponseReader& reader, std::string& body, std::size_t max) {
-  for (;;) {
-    auto size_line = reader.line("chunk size");
-    if (!size_line) return size_line.error();
-    std::string_view hex = trim(std::string_view(*size_line).substr(0, size_line->find(';')));
-    std::size_t size = 0;
-    if (!parse_number(hex, size, 16)) {
-      return make_error("bad chunk size '" + size_line->substr(0, 40) + "'");
-    }
-    if (size == 0) break;
-    if (size > max || body.size() + size > max) return make_error(ResponseReader::too_large(max));
-    if (auto s = reader.exact(size, body); !s) return s;
-    auto end = reader.line("chunk end");
-    if (!end) return end.error();
-    if (!end->empty()) return make_error("chunk not followed by CRLF");
-  }
-  for (;;) {  // trailers, ignored
-    auto trailer = reader.line("trailers");
-    if (!trailer) return trailer.error();
-    if (trailer->empty()) return {};
-  }
-}
-
-// Whether an idle kept-alive connection has been closed by the server (or
-// has unexpected bytes on it): either way it cannot carry the next request.
-bool idle_connection_broken(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) != 0;
+std::string too_large(std::size_t max) {
+  return "response body larger than the limit of " + std::to_string(max) + " bytes";
 }
 
 }  // namespace
@@ -304,89 +127,238 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   return out;
 }
 
-Status HttpClient::connect(const IoLimits& limits) {
-  connection_.reset();
-  auto addresses = resolve_host(url_.host, url_.port);
-  if (!addresses) return addresses.error();
-  Error last = make_error("no address");
-  for (const SocketAddress& address : *addresses) {
-    auto fd = tcp_connect(address, options_.source, limits);
-    if (fd) {
-      connection_ = std::move(*fd);
-      ++connections_opened_;
-      return {};
+struct HttpClient::Handles {
+  // The multi handle owns the connection kept between requests; the easy
+  // one is added to it for each exchange. Declared first, destroyed last.
+  std::unique_ptr<CURLM, MultiDeleter> multi;
+  std::unique_ptr<CURL, EasyDeleter> easy;
+  std::unique_ptr<curl_slist, ListDeleter> headers;
+  char error[CURL_ERROR_SIZE] = {};
+};
+
+// What the callbacks of one exchange fill in.
+struct HttpClient::Exchange {
+  std::size_t max_body = 0;
+  HttpResponse response;
+  bool answered = false;              // a status line arrived
+  std::optional<std::string> length;  // the Content-Length header's value
+  std::optional<Error> refused;       // why a callback stopped the transfer
+
+  // One header line, status lines included, CRLF and all.
+  static std::size_t on_header(char* data, std::size_t size, std::size_t n, void* self) {
+    auto& ex = *static_cast<Exchange*>(self);
+    std::string_view line(data, size * n);
+    while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+    if (line.starts_with("HTTP/")) {
+      // Interim responses (100 Continue, 103 Early Hints) come before the
+      // real one, whose headers replace theirs.
+      ex.response = HttpResponse{};
+      ex.length.reset();
+      ex.answered = true;
+      // Asked for no upgrade, libcurl would wait for a response after it.
+      if (line.substr(line.find(' ') + 1, 4) == "101 ") {
+        ex.refused = make_error("server switched protocols (101)");
+        return 0;
+      }
+      std::size_t reason = line.find(' ', line.find(' ') + 1);
+      if (reason != std::string_view::npos) ex.response.reason = trim(line.substr(reason + 1));
+      return size * n;
     }
-    last = fd.error();
+    std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return size * n;
+    const std::string name = lower(line.substr(0, colon));
+    const std::string value(trim(line.substr(colon + 1)));
+    // Left to libcurl, these would hand the text parser bytes it cannot read
+    // (no Accept-Encoding is sent, so nothing asked for them).
+    if (name == "content-encoding" && lower(value) != "identity") {
+      ex.refused =
+          make_error("compressed response (Content-Encoding: " + value + ") is not supported");
+      return 0;
+    }
+    if (name == "transfer-encoding" && lower(value) != "chunked") {
+      ex.refused = make_error("unsupported Transfer-Encoding '" + value + "'");
+      return 0;
+    }
+    // libcurl 7.88 takes the last of two that differ; which is right is
+    // not knowable.
+    if (name == "content-length" && ex.length && *ex.length != value) {
+      ex.refused = make_error("bad Content-Length '" + value + "'");
+      return 0;
+    }
+    if (name == "content-length") ex.length = value;
+    if (name == "content-type") ex.response.content_type = value;
+    return size * n;
   }
-  return last;
+
+  // Body bytes, de-chunked. The cap holds however the body is framed:
+  // CURLOPT_MAXFILESIZE only sees a Content-Length.
+  static std::size_t on_body(char* data, std::size_t size, std::size_t n, void* self) {
+    auto& ex = *static_cast<Exchange*>(self);
+    if (ex.response.body.size() + size * n > ex.max_body) {
+      ex.refused = make_error(too_large(ex.max_body));
+      return 0;
+    }
+    ex.response.body.append(data, size * n);
+    return size * n;
+  }
+};
+
+HttpClient::HttpClient(HttpUrl url, Options options)
+    : url_(std::move(url)), options_(std::move(options)) {}
+HttpClient::~HttpClient() = default;
+HttpClient::HttpClient(HttpClient&&) noexcept = default;
+HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
+
+Status HttpClient::setup() {
+  if (auto s = global_init(); !s) return s;
+  auto h = std::make_unique<Handles>();
+  h->multi.reset(curl_multi_init());
+  h->easy.reset(curl_easy_init());
+  if (!h->multi || !h->easy) return make_error("libcurl could not make a handle");
+  // An empty "Accept:" removes libcurl's default "Accept: */*".
+  const std::string accept = "Accept:" + (options_.accept.empty() ? "" : " " + options_.accept);
+  h->headers.reset(curl_slist_append(nullptr, accept.c_str()));
+  if (h->headers && !options_.keep_alive &&
+      curl_slist_append(h->headers.get(), "Connection: close") == nullptr) {
+    h->headers.reset();
+  }
+  if (!h->headers) return make_error("libcurl could not make a header list");
+  CURL* easy = h->easy.get();
+  CURLcode rc = CURLE_OK;
+  auto set = [&](CURLoption option, auto value) {
+    if (rc == CURLE_OK) rc = curl_easy_setopt(easy, option, value);
+  };
+  const std::string url = url_.to_string();
+  set(CURLOPT_URL, url.c_str());  // copied by libcurl, as every string option is
+  set(CURLOPT_PROTOCOLS_STR, "http");
+  set(CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+  set(CURLOPT_PATH_AS_IS, 1L);  // the path as configured, dot segments and all
+  // The endpoint is local: a proxy from the environment (http_proxy) must
+  // not carry the scrape elsewhere.
+  set(CURLOPT_PROXY, "");
+  set(CURLOPT_NOPROXY, "*");
+  // The workers are threads of the daemon, whose signals are its own.
+  set(CURLOPT_NOSIGNAL, 1L);
+  // A cancelled name lookup leaves its resolver thread to finish alone
+  // rather than waiting for it (up to the resolver's own timeouts).
+  set(CURLOPT_QUICK_EXIT, 1L);
+  // 0 would mean no deadline at all.
+  const auto timeout = std::chrono::ceil<std::chrono::milliseconds>(options_.timeout).count();
+  set(CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<decltype(timeout)>(timeout, 1)));
+  set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
+  // Each new connection resolves the name again, as a service that moved
+  // would need; a kept connection does not resolve at all.
+  set(CURLOPT_DNS_CACHE_TIMEOUT, 0L);
+  set(CURLOPT_USERAGENT, "edgeshed");
+  set(CURLOPT_HTTPHEADER, h->headers.get());
+  set(CURLOPT_HEADERFUNCTION, &Exchange::on_header);
+  set(CURLOPT_WRITEFUNCTION, &Exchange::on_body);
+  set(CURLOPT_ERRORBUFFER, h->error);
+  if (!options_.keep_alive) {
+    set(CURLOPT_FRESH_CONNECT, 1L);
+    set(CURLOPT_FORBID_REUSE, 1L);
+  }
+  if (options_.source) {
+    // "host!": an address, never taken for an interface name.
+    const std::string source = "host!" + options_.source->ip();
+    set(CURLOPT_INTERFACE, source.c_str());
+    if (options_.source->port() != 0) {
+      set(CURLOPT_LOCALPORT, static_cast<long>(options_.source->port()));
+    }
+  }
+  if (rc != CURLE_OK) return make_error(std::string("libcurl: ") + curl_easy_strerror(rc));
+  handles_ = std::move(h);
+  return {};
 }
 
 Result<HttpResponse> HttpClient::get(int cancel_fd) {
-  const IoLimits limits = IoLimits::from_now(options_.timeout, cancel_fd);
   const std::string what = "GET " + url_.to_string() + ": ";
-  bool reused = connection_.valid();
-  if (reused && idle_connection_broken(connection_.get())) reused = false;
-  if (!reused) {
-    if (auto s = connect(limits); !s) return make_error(what + s.error().message);
+  if (!handles_) {
+    if (auto s = setup(); !s) return make_error(what + s.error().message);
   }
-  bool retry = false;
-  auto response = exchange(limits, reused, retry);
-  if (!response && retry) {
-    if (auto s = connect(limits); !s) return make_error(what + s.error().message);
-    response = exchange(limits, false, retry);
-  }
-  if (!response) {
-    connection_.reset();
-    return make_error(what + response.error().message);
-  }
-  return response;
+  Exchange exchange;
+  exchange.max_body = options_.max_body_bytes;
+  if (auto s = perform(exchange, cancel_fd); !s) return make_error(what + s.error().message);
+  return std::move(exchange.response);
 }
 
-Result<HttpResponse> HttpClient::exchange(const IoLimits& limits, bool reused, bool& retry) {
-  retry = false;
-  std::string request = "GET " + url_.target + " HTTP/1.1\r\nHost: " + url_.authority +
-                        "\r\nUser-Agent: edgeshed\r\n";
-  if (!options_.accept.empty()) request += "Accept: " + options_.accept + "\r\n";
-  if (!options_.keep_alive) request += "Connection: close\r\n";
-  request += "\r\n";
-  const std::string peer = url_.authority;
-  // A server may close a kept connection just as it is reused; that is worth
-  // one more try on a new connection, if time is left.
-  auto may_retry = [&](const Error& error) {
-    return reused && error.message != "cancelled" &&
-           std::chrono::steady_clock::now() < limits.deadline;
-  };
-  if (auto s = send_all(connection_.get(), request, limits, peer); !s) {
-    retry = may_retry(s.error());
-    return s.error();
+Status HttpClient::perform(Exchange& exchange, int cancel_fd) {
+  CURL* easy = handles_->easy.get();
+  CURLM* multi = handles_->multi.get();
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &exchange);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &exchange);
+  handles_->error[0] = '\0';
+  if (CURLMcode m = curl_multi_add_handle(multi, easy); m != CURLM_OK) {
+    return make_error(std::string("libcurl: ") + curl_multi_strerror(m));
   }
+  // On every way out, cancelled too: the connections it opened counted, and
+  // the handle out of the multi (a transfer cut short closes its connection).
+  struct Detach {
+    CURLM* multi;
+    CURL* easy;
+    uint64_t& opened;
+    ~Detach() {
+      long connects = 0;
+      curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
+      opened += static_cast<uint64_t>(connects);
+      curl_multi_remove_handle(multi, easy);
+    }
+  } detach{multi, easy, connections_opened_};
 
-  ResponseReader reader(connection_.get(), limits, peer);
-  auto head = read_head(reader);
-  if (!head) {
-    retry = !reader.received_any() && may_retry(head.error());
-    return head.error();
+  // The multi interface rather than curl_easy_perform: its poll takes the
+  // cancel fd beside curl's sockets, where the easy one could only look at
+  // it from the progress callback, called as seldom as once a second.
+  for (;;) {
+    int running = 0;
+    CURLMcode m = curl_multi_perform(multi, &running);
+    if (m == CURLM_OK && running == 0) break;
+    curl_waitfd cancel{cancel_fd, CURL_WAIT_POLLIN, 0};
+    // The wait also ends at curl's own timers, the deadline among them.
+    if (m == CURLM_OK) m = curl_multi_poll(multi, &cancel, cancel_fd >= 0 ? 1 : 0, 1000, nullptr);
+    if (m != CURLM_OK) return make_error(std::string("libcurl: ") + curl_multi_strerror(m));
+    if (cancel.revents != 0) return make_error("cancelled");
   }
-  HttpResponse response;
-  response.status = head->status;
-  response.reason = head->reason;
-  response.content_type = head->content_type;
-  bool keep = options_.keep_alive && !head->close && !head->http10;
-  const std::size_t max = options_.max_body_bytes;
-  if (head->status == 204 || head->status == 304) {
-    // No body by definition.
-  } else if (head->chunked) {
-    if (auto s = read_chunked(reader, response.body, max); !s) return s.error();
-  } else if (head->content_length) {
-    if (*head->content_length > max) return make_error(ResponseReader::too_large(max));
-    if (auto s = reader.exact(*head->content_length, response.body); !s) return s.error();
-  } else {
-    if (auto s = reader.to_eof(response.body, max); !s) return s.error();
-    keep = false;
+  int queued = 0;
+  const CURLMsg* done = curl_multi_info_read(multi, &queued);
+  const CURLcode result =
+      done != nullptr && done->msg == CURLMSG_DONE ? done->data.result : CURLE_RECV_ERROR;
+
+  if (exchange.refused) return *exchange.refused;
+  const std::string curl_says =
+      handles_->error[0] != '\0' ? handles_->error : curl_easy_strerror(result);
+  switch (result) {
+    case CURLE_OK:
+      break;
+    case CURLE_OPERATION_TIMEDOUT: {
+      curl_off_t connected = 0;
+      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
+      const std::string doing = connected == 0       ? "connecting to "
+                                : !exchange.answered ? "waiting for the response from "
+                                                     : "reading the response from ";
+      return make_error("timed out after " + config::format_duration(options_.timeout) + " " +
+                        doing + url_.authority);
+    }
+    case CURLE_FILESIZE_EXCEEDED:
+      return make_error(too_large(options_.max_body_bytes));
+    case CURLE_UNSUPPORTED_PROTOCOL:  // e.g. "Received HTTP/0.9 when not allowed"
+    case CURLE_WEIRD_SERVER_REPLY:    // e.g. "Header without colon"
+      return make_error("not a valid HTTP/1.x response: " + curl_says);
+    default: {
+      long os_error = 0;
+      curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_error);
+      // libcurl words a refused connection as "Couldn't connect to server";
+      // some of its other messages already name the error.
+      const std::string os_says = os_error != 0 ? std::strerror(static_cast<int>(os_error)) : "";
+      if (os_says.empty() || curl_says.find(os_says) != std::string::npos) {
+        return make_error(curl_says);
+      }
+      return make_error(curl_says + " (" + os_says + ")");
+    }
   }
-  // Bytes beyond the response would be read as the start of the next one.
-  if (!keep || reader.has_unread()) connection_.reset();
-  return response;
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  exchange.response.status = static_cast<int>(status);
+  return {};
 }
 
 }  // namespace edgeshed::signals

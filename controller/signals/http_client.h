@@ -1,21 +1,21 @@
-// A minimal HTTP/1.1 client for scraping and probing: GET only, plain http,
-// one connection kept alive between requests.
-//
-// Written here rather than taken from cpp-httplib because a scrape needs a
-// deadline on the whole exchange (httplib's timeouts are per read, so a
-// server trickling bytes can hold it indefinitely), a hard cap on the body
-// while it is read, and a way to abort at once when the daemon stops; and
-// because GET with Content-Length, chunked or read-to-close bodies is small.
+// The HTTP/1.1 client of the scrapes and probes: GET only, plain http, one
+// connection kept alive between requests. libcurl does the protocol (framing,
+// interim responses, reuse of a kept connection and the one retry when the
+// server had closed it); this adds what a scrape needs on top: a deadline on
+// the whole exchange (CURLOPT_TIMEOUT_MS, not per read, so a server trickling
+// bytes cannot hold it), a hard cap on the body while it is read, and an
+// abort at once when the daemon stops (the cancel fd, polled with curl's own
+// sockets). cpp-httplib was not used: its timeouts are per read.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "common/fd.h"
 #include "common/result.h"
 #include "signals/net_io.h"
 
@@ -53,7 +53,10 @@ class HttpClient {
     std::string accept;                   // Accept header; empty: none
   };
 
-  HttpClient(HttpUrl url, Options options) : url_(std::move(url)), options_(std::move(options)) {}
+  HttpClient(HttpUrl url, Options options);
+  ~HttpClient();
+  HttpClient(HttpClient&& other) noexcept;
+  HttpClient& operator=(HttpClient&& other) noexcept;
 
   // One GET of the URL within options.timeout. Reuses the connection the
   // previous response left open; if the server had closed it meanwhile,
@@ -65,14 +68,14 @@ class HttpClient {
   uint64_t connections_opened() const { return connections_opened_; }
 
  private:
-  Status connect(const IoLimits& limits);
-  // `reused`: the request went out on a kept connection, so a close before
-  // any response byte means the server dropped an idle connection.
-  Result<HttpResponse> exchange(const IoLimits& limits, bool reused, bool& retry);
+  struct Handles;  // libcurl's, kept out of this header
+  struct Exchange;
+  Status setup();
+  Status perform(Exchange& exchange, int cancel_fd);
 
   HttpUrl url_;
   Options options_;
-  Fd connection_;
+  std::unique_ptr<Handles> handles_;  // made by the first get()
   uint64_t connections_opened_ = 0;
 };
 

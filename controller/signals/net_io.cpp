@@ -1,7 +1,6 @@
 #include "signals/net_io.h"
 
 #include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -66,36 +65,6 @@ Result<SocketAddress> parse_ip_address(std::string_view literal, uint16_t port) 
     return address;
   }
   return make_error("'" + std::string(literal) + "' is not an IPv4 or IPv6 address");
-}
-
-Result<std::vector<SocketAddress>> resolve_host(const std::string& host, uint16_t port) {
-  if (auto literal = parse_ip_address(host, port)) return std::vector<SocketAddress>{*literal};
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
-    return make_error("cannot resolve '" + host + "': " + gai_strerror(rc));
-  }
-  std::vector<SocketAddress> out;
-  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-    if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
-        ai->ai_addrlen > sizeof(sockaddr_storage)) {
-      continue;
-    }
-    SocketAddress address;
-    std::memcpy(&address.storage, ai->ai_addr, ai->ai_addrlen);
-    address.length = ai->ai_addrlen;
-    if (ai->ai_family == AF_INET) {
-      reinterpret_cast<sockaddr_in*>(&address.storage)->sin_port = htons(port);
-    } else {
-      reinterpret_cast<sockaddr_in6*>(&address.storage)->sin6_port = htons(port);
-    }
-    out.push_back(address);
-  }
-  freeaddrinfo(found);
-  if (out.empty()) return make_error("'" + host + "' has no IPv4 or IPv6 address");
-  return out;
 }
 
 Canceller::Canceller() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}

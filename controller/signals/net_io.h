@@ -1,8 +1,8 @@
-// Blocking-style TCP I/O with a deadline, for the worker threads of the
-// scrape and probe sources. Every wait is a poll() bounded by the deadline
-// of the whole operation (a server that trickles one byte a second cannot
-// stretch it) and by a cancel fd, so that a source being destroyed does not
-// wait for its timeout.
+// Blocking-style TCP I/O with a deadline, for the probes' connects and the
+// agent-check server (HTTP goes through libcurl: signals/http_client.h).
+// Every wait is a poll() bounded by the deadline of the whole operation (a
+// server that trickles one byte a second cannot stretch it) and by a cancel
+// fd, so that a source being destroyed does not wait for its timeout.
 #pragma once
 
 #include <netinet/in.h>
@@ -13,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "common/fd.h"
 #include "common/result.h"
@@ -36,10 +35,6 @@ struct SocketAddress {
 // An IPv4 or IPv6 literal, the latter with or without brackets. No name
 // lookup: the error says the text is not an address literal.
 Result<SocketAddress> parse_ip_address(std::string_view literal, uint16_t port);
-
-// A literal, or the addresses DNS gives for a name. A lookup can block for
-// the resolver's own timeouts, so this belongs on a worker thread.
-Result<std::vector<SocketAddress>> resolve_host(const std::string& host, uint16_t port);
 
 // Wakes a worker thread out of its waits: once cancel() is called, every
 // wait given fd() fails at once. From any thread.

@@ -218,31 +218,45 @@ check_classic_with() {
 	check_eq "$what: errors" "$(jv "$name" "$g.error")" 0
 }
 
-# Level timeline: the state file's level every 200 ms, one line
-# "EPOCH_MS LEVEL" per change, in $SC_WORK/levels (for daemon pid $DAEMON).
-start_level_sampler() {
-	local pid=$DAEMON out=$SC_WORK/levels
-	: >"$out"
+# start_sampler VAR CMD...: runs CMD every 200 ms in the background, until
+# stop_sampler VAR; VAR holds its pid. CMD runs in the sampler's own shell:
+# what it sets lasts from one sample to the next.
+start_sampler() {
+	local var=$1
+	shift
 	(
 		trap 'exit 0' TERM
-		prev=
 		while :; do
-			cur=$(jq -r --argjson p "$pid" 'select(.pid == $p) | .level' "$SC_STATE" 2>/dev/null)
-			if [ -n "$cur" ] && [ "$cur" != "$prev" ]; then
-				echo "$(now_ms) $cur" >>"$out"
-				prev=$cur
-			fi
+			"$@"
 			sleep 0.2
 		done
 	) &
-	SC_SAMPLER=$!
-	LAB_PIDS+=("$SC_SAMPLER")
+	printf -v "$var" %s "$!"
+	LAB_PIDS+=("$!")
 }
-stop_level_sampler() {
-	[ -n "$SC_SAMPLER" ] && kill "$SC_SAMPLER" 2>/dev/null && wait "$SC_SAMPLER" 2>/dev/null
-	SC_SAMPLER=
+stop_sampler() {
+	local pid=${!1:-}
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	printf -v "$1" %s ""
 	true
 }
+
+# Level timeline: the state file's level every 200 ms, one line
+# "EPOCH_MS LEVEL" per change, in $SC_WORK/levels (for daemon pid $DAEMON).
+start_level_sampler() {
+	: >"$SC_WORK/levels"
+	SAMPLED_LEVEL=
+	start_sampler SC_SAMPLER sample_level "$DAEMON" "$SC_WORK/levels"
+}
+sample_level() {
+	local cur
+	cur=$(jq -r --argjson p "$1" 'select(.pid == $p) | .level' "$SC_STATE" 2>/dev/null)
+	if [ -n "$cur" ] && [ "$cur" != "$SAMPLED_LEVEL" ]; then
+		echo "$(now_ms) $cur" >>"$2"
+		SAMPLED_LEVEL=$cur
+	fi
+}
+stop_level_sampler() { stop_sampler SC_SAMPLER; }
 
 # The daemon log's level changes as "EPOCH_MS FROM TO", one a line.
 log_level_changes() {

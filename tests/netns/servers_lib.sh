@@ -357,25 +357,15 @@ measure_capacity() {
 # per sample; the last: the kernel's response-time p99 over its 1 s window,
 # all ports, "-" before any); STATE_SAMPLER is its pid.
 start_state_sampler() {
-	local out=$1 pid=$DAEMON
-	: >"$out"
-	(
-		trap 'exit 0' TERM
-		while :; do
-			jq -r --argjson p "$pid" --arg t "$(now_ms)" \
-				'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none") \(.latency.all.response.p99_ms // "-")"' \
-				"$SC_STATE" 2>/dev/null >>"$out"
-			sleep 0.2
-		done
-	) &
-	STATE_SAMPLER=$!
-	LAB_PIDS+=("$STATE_SAMPLER")
+	: >"$1"
+	start_sampler STATE_SAMPLER sample_state "$DAEMON" "$1"
 }
-stop_state_sampler() {
-	[ -n "${STATE_SAMPLER:-}" ] && kill "$STATE_SAMPLER" 2>/dev/null && wait "$STATE_SAMPLER" 2>/dev/null
-	STATE_SAMPLER=
-	true
+sample_state() {
+	jq -r --argjson p "$1" --arg t "$(now_ms)" \
+		'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none") \(.latency.all.response.p99_ms // "-")"' \
+		"$SC_STATE" 2>/dev/null >>"$2"
 }
+stop_state_sampler() { stop_sampler STATE_SAMPLER; }
 
 # claim WHAT OK?: an edgeshed claim, recorded in CLAIMS_FAILED when OK is not
 # 1; the test lists them all and fails at its end. is, le and ge give the OK.

@@ -119,7 +119,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # line to those tables; other tables the caller appends (TOML takes them in
 # any order). Prints the file's path.
 daemon_config() {
-	local hook=xdp-generic daemon_lines= signal_lines= keep_signal=
+	local hook=xdp-generic daemon_lines='' signal_lines='' keep_signal=''
 	while :; do
 		case $1 in
 		--hook) hook=$2 ;;
@@ -174,7 +174,7 @@ lab_daemon() {
 # (when the caller has one). With --try it returns 1 instead, for a caller
 # whose failure has more to say.
 wait_for() {
-	local within=15 alive= try= what i
+	local within=15 alive='' try='' what
 	while :; do
 		case $1 in
 		--within) within=$2 ;;
@@ -186,7 +186,7 @@ wait_for() {
 	done
 	what=$1
 	shift
-	for i in $(seq $((within * 10))); do
+	for _ in $(seq $((within * 10))); do
 		"$@" >/dev/null 2>&1 && return 0
 		if [ -n "$alive" ] && ! kill -0 "$alive" 2>/dev/null; then
 			[ -z "$try" ] || return 1

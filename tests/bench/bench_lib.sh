@@ -188,11 +188,8 @@ start_bench_refserver() {
 	"${BENCH_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$REFSERVER" --metrics-port 0 "$@" >"$log" 2>&1 &
 	LAB_PIDS+=($!)
 	local port
-	port=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--port") { print $(i + 1); exit } }' <<<"$*")
-	for _ in $(seq 50); do
-		in_cli "$TCP_TOOL" connect "$SRV_V4" "${port:-80}" 200 >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	port=$(option_of --port "$@")
+	wait_for --within 5 --try "the refserver" client_connects "${port:-80}" && return 0
 	echo "refserver does not answer: $(cat "$log")" >&2
 	return 1
 }

@@ -63,8 +63,8 @@ one_run() {
 			>"$base.daemon.log" 2>&1 &
 		daemon=$!
 		LAB_PIDS+=("$daemon")
-		for _ in $(seq 100); do grep -q "running:" "$base.daemon.log" && break; sleep 0.1; done
-		grep -q "running:" "$base.daemon.log" || { echo "the daemon did not start" >&2; return 1; }
+		wait_for --within 10 --try "the daemon" grep -q "running:" "$base.daemon.log" ||
+			{ echo "the daemon did not start" >&2; return 1; }
 		sleep 2 # the daemon sees the idle service first, as in the demo
 		;;
 	esac

@@ -68,10 +68,7 @@ one_run() {
 	nginx) start_nginx "$dir" ;;
 	haproxy) start_haproxy "$dir" ;;
 	esac
-	for _ in $(seq 50); do
-		in_cli "$TCP_TOOL" connect "$SRV_V4" "$port" 200 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	wait_for --within 5 --try "port $port to answer" client_connects "$port" || true
 	renice_napi
 	cpu_pids
 	one_load over "$OVER_RATE" "$port" "$base" "$LOAD_S"

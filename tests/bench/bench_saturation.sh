@@ -147,10 +147,7 @@ one_run() {
 	start_bench_refserver "$base.refserver.log" --port "$SVC_PORT" --workers 10 --service-ms 20 --duration-s 600
 	apply_setup "$s" "$dir"
 	port=$(port_of "$s")
-	for _ in $(seq 50); do
-		in_cli "$TCP_TOOL" connect "$SRV_V4" "$port" 200 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	wait_for --within 5 --try "port $port to answer" client_connects "$port" || true
 	hold_slots "$port" 300
 	sleep 1
 	renice_napi

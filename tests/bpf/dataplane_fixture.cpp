@@ -108,6 +108,12 @@ void DataplaneFixture::set_config(const edgeshed_config& cfg) const {
   ASSERT_TRUE(maps_->write_config(cfg));
 }
 
+void DataplaneFixture::set_action(uint32_t action) const {
+  auto cfg = config();
+  cfg.action = action;
+  set_config(cfg);
+}
+
 edgeshed_config DataplaneFixture::config() const { return maps_->read_config().value(); }
 
 void DataplaneFixture::set_class_policy(uint32_t class_id, const edgeshed_class_policy& pol,
@@ -131,6 +137,14 @@ std::vector<BpfLink> DataplaneFixture::attach_request_tracking() const {
     if (link) links.push_back(std::move(link));
   }
   return links;
+}
+
+void link_request_tracking(const DataplaneFixture& dp, std::vector<BpfLink>& links) {
+  if (!dp.skeleton().measures_response()) {
+    GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";
+  }
+  links = dp.attach_request_tracking();
+  ASSERT_EQ(links.size(), 3u);
 }
 
 void DataplaneFixture::set_inflight(uint32_t class_id, uint64_t count) const {

@@ -36,6 +36,8 @@ inline constexpr uint16_t kUnprotectedPort = 22;
 // The coarse clock the data plane reads moves by a jiffy (1 to 10 ms): a
 // bound on what a rate grants over an interval may be off by a jiffy's worth.
 inline constexpr double kJiffyS = 0.010;
+// A class policy that sheds every new connection.
+inline constexpr edgeshed_class_policy kShedAll = {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0};
 
 // What a flood of one frame from two CPUs at once got: the frames sent and
 // those that came out with the verdict counted.
@@ -93,6 +95,8 @@ class DataplaneFixture {
   // Enforce, drop, no heartbeat timeout, everything admitted.
   void reset_config() const;
   void set_config(const edgeshed_config& cfg) const;
+  // The config as it is, but for its action (enum edgeshed_action).
+  void set_action(uint32_t action) const;
   edgeshed_config config() const;
   void set_class_policy(uint32_t class_id, const edgeshed_class_policy& pol,
                         uint32_t salt = 0) const;
@@ -110,6 +114,12 @@ class DataplaneFixture {
   std::optional<Maps> maps_;
   mutable edgeshed_policy_set policy_{};
 };
+
+// A test's SetUp links the request accounting into links (the tracker and
+// the programs that see requests and their answers), or skips the test on a
+// kernel without them. The caller returns at once on IsSkipped() or
+// HasFatalFailure().
+void link_request_tracking(const DataplaneFixture& dp, std::vector<BpfLink>& links);
 
 // Class counters minus an earlier snapshot.
 uint64_t class_delta(const edgeshed_stats& after, const edgeshed_stats& before, uint32_t class_id,

@@ -38,7 +38,7 @@ TEST_P(DecisionTest, AllZeroPolicyAdmitsEverything) {
 }
 
 TEST_P(DecisionTest, ModeOffPassesBeforeAnythingElse) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   auto cfg = dp_.config();
   cfg.mode = EDGESHED_MODE_OFF;
   dp_.set_config(cfg);
@@ -48,7 +48,7 @@ TEST_P(DecisionTest, ModeOffPassesBeforeAnythingElse) {
 }
 
 TEST_P(DecisionTest, StaleHeartbeatFailsOpen) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   auto cfg = dp_.config();
   cfg.heartbeat_timeout_ns = kSecond;
   dp_.set_config(cfg);
@@ -68,7 +68,7 @@ TEST_P(DecisionTest, StaleHeartbeatFailsOpen) {
 }
 
 TEST_P(DecisionTest, ZeroTimeoutKeepsTheLastPolicy) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   dp_.set_heartbeat(monotonic_ns() - 3600 * kSecond);
   EXPECT_EQ(syn(), Verdict::kDrop);
 }
@@ -104,7 +104,7 @@ TEST_P(DecisionTest, ConnectionCapIsSeparateFromTheRequestCap) {
 }
 
 TEST_P(DecisionTest, ShedFractionAllAndNone) {
-  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, kShedAll);
   EXPECT_EQ(syn(kBackgroundPort), Verdict::kDrop);
   EXPECT_EQ(syn(kNormalPort), Verdict::kPass);
   EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_SHED_FRAC), 1u);
@@ -247,7 +247,7 @@ TEST_P(DecisionTest, ObserveModeCountsWouldShedAndPasses) {
   auto cfg = dp_.config();
   cfg.mode = EDGESHED_MODE_OBSERVE;
   dp_.set_config(cfg);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   dp_.set_class_policy(EDGESHED_CLASS_BACKGROUND, {0, 2, 0, 0, 0, 0});
   dp_.set_inflight(EDGESHED_CLASS_BACKGROUND, 2);
   EXPECT_EQ(syn(), Verdict::kPass);
@@ -275,7 +275,7 @@ TEST_P(DecisionTest, RstActionAnswersAndIsBudgeted) {
   cfg.action = EDGESHED_ACTION_RST;
   cfg.rst_per_sec_per_cpu = 2;
   dp_.set_config(cfg);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   EXPECT_EQ(syn(), Verdict::kTx);
   EXPECT_EQ(syn(), Verdict::kTx);
   EXPECT_EQ(syn(), Verdict::kDrop);  // budget of this CPU and second spent
@@ -287,7 +287,7 @@ TEST_P(DecisionTest, RstActionAnswersAndIsBudgeted) {
 }
 
 TEST_P(DecisionTest, SourcePrefixOverridesThePortClass) {
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("192.0.2.0/24").value(),
                                     EDGESHED_CLASS_CRITICAL));
   ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("2001:db8:1::/48").value(),

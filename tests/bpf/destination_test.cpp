@@ -16,7 +16,6 @@
 namespace edgeshed::testing {
 namespace {
 
-constexpr edgeshed_class_policy kShedAll = {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0};
 constexpr const char* kElsewhere = "198.51.100.99";  // a host behind this one
 
 config::IpPrefix prefix(const char* text) { return config::parse_ip_prefix(text).value(); }
@@ -71,9 +70,7 @@ TEST_P(DestinationTest, ASynToAnotherHostIsTransit) {
 
 TEST_P(DestinationTest, AConfiguredPrefixIsDecidedAndAnswered) {
   ours({{prefix("198.51.100.0/24"), EDGESHED_DST_CONFIGURED}});
-  auto cfg = dp_.config();
-  cfg.action = EDGESHED_ACTION_RST;
-  dp_.set_config(cfg);
+  dp_.set_action(EDGESHED_ACTION_RST);
   EXPECT_EQ(dp_.run(GetParam(),
                     PacketBuilder::syn_v4(40000, kNormalPort, "192.0.2.1", kElsewhere).build())
                 .verdict,

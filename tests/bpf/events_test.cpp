@@ -53,7 +53,7 @@ class EventsTest : public ::testing::TestWithParam<Entry> {
 
 TEST_P(EventsTest, ShedSynWritesWhoWhereAndWhy) {
   configure(EDGESHED_MODE_ENFORCE, EDGESHED_ACTION_DROP, 100);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   ASSERT_EQ(syn("198.51.100.7", 41234), Verdict::kDrop);
   auto evs = drain();
   ASSERT_EQ(evs.size(), 1u);
@@ -97,7 +97,7 @@ TEST_P(EventsTest, AdmittedSynsWriteNothing) {
 
 TEST_P(EventsTest, BudgetPerCpuAndSecondBoundsAFlood) {
   configure(EDGESHED_MODE_ENFORCE, EDGESHED_ACTION_DROP, 5);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   for (int i = 0; i < 200; ++i) ASSERT_EQ(syn(client(i)), Verdict::kDrop);
   EXPECT_EQ(drain().size(), 5u);
   EXPECT_EQ(dp_.stats().cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_SHED_FRAC], 200u);
@@ -105,14 +105,14 @@ TEST_P(EventsTest, BudgetPerCpuAndSecondBoundsAFlood) {
 
 TEST_P(EventsTest, ZeroBudgetDisablesEvents) {
   configure(EDGESHED_MODE_ENFORCE, EDGESHED_ACTION_DROP, 0);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   for (int i = 0; i < 10; ++i) ASSERT_EQ(syn(client(i)), Verdict::kDrop);
   EXPECT_TRUE(drain().empty());
 }
 
 TEST_P(EventsTest, SamplingKeepsAboutOneInN) {
   configure(EDGESHED_MODE_ENFORCE, EDGESHED_ACTION_DROP, 1000000, 10);
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   constexpr int kSyns = 4000;
   for (int i = 0; i < kSyns; ++i) ASSERT_EQ(syn(client(i)), Verdict::kDrop);
   // Binomial(4000, 0.1): mean 400, sd 19; 250..550 is ~8 sd each side.

@@ -12,11 +12,9 @@ namespace {
 class FuzzRegressionTest : public ::testing::TestWithParam<Entry> {
  protected:
   void SetUp() override {
-    auto cfg = dp_.config();
-    cfg.action = EDGESHED_ACTION_RST;
-    dp_.set_config(cfg);
+    dp_.set_action(EDGESHED_ACTION_RST);
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+      dp_.set_class_policy(c, kShedAll);
     }
   }
 

@@ -44,7 +44,7 @@ class HostLimitsTest : public ::testing::TestWithParam<Entry> {
     cfg.rst_per_sec_per_cpu = ceiling;
     cfg.rst_reflect = reflect;
     dp.set_config(cfg);
-    dp.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+    dp.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   }
 
   PinRoot pins_;

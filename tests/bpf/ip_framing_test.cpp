@@ -15,7 +15,6 @@ namespace {
 constexpr size_t kEthernetHeader = 14;
 constexpr uint16_t kEthertypeIpv4 = 0x0800;
 constexpr uint16_t kEthertypeIpv6 = 0x86DD;
-constexpr edgeshed_class_policy kShedAll = {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0};
 
 // The frame's packet, without its Ethernet header: what an IP device holds.
 Bytes ip_packet(const Bytes& frame) { return Bytes(frame.begin() + kEthernetHeader, frame.end()); }
@@ -34,9 +33,7 @@ std::optional<ParsedFrame> parse_ip_packet(const Bytes& packet) {
 class IpFramingTest : public ::testing::TestWithParam<Entry> {
  protected:
   void SetUp() override {
-    auto cfg = dp_.config();
-    cfg.action = EDGESHED_ACTION_RST;
-    dp_.set_config(cfg);
+    dp_.set_action(EDGESHED_ACTION_RST);
     dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   }
 
@@ -84,9 +81,7 @@ TEST_P(IpFramingTest, IsNeverRefusedForAnotherHostsMac) {
 }
 
 TEST_P(IpFramingTest, ShedByDropWhenTheActionIsDrop) {
-  auto cfg = dp_.config();
-  cfg.action = EDGESHED_ACTION_DROP;
-  dp_.set_config(cfg);
+  dp_.set_action(EDGESHED_ACTION_DROP);
   EXPECT_EQ(
       dp_.run(GetParam(), ip_packet(PacketBuilder::syn_v4(40000, kNormalPort).build())).verdict,
       Verdict::kDrop);

@@ -72,13 +72,7 @@ void respond(int fd) {
 
 class LatencyTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!dp_.skeleton().measures_response()) {
-      GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";
-    }
-    links_ = dp_.attach_request_tracking();
-    ASSERT_EQ(links_.size(), 3u);
-  }
+  void SetUp() override { link_request_tracking(dp_, links_); }
 
   void protect(uint16_t port) {
     ASSERT_TRUE(dp_.maps().set_ports(

@@ -1,12 +1,15 @@
 #include "bpf/loopback_connections.h"
 
 #include <arpa/inet.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+#include "edgeshed.skel.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -27,6 +30,19 @@ void loopback_up() {
   ASSERT_EQ(ioctl(s.get(), SIOCSIFFLAGS, &ifr), 0) << strerror(errno);
 }
 }  // namespace
+
+void read_every_event(const DataplaneFixture& dp, std::optional<EventReader>& reader,
+                      std::vector<edgeshed_event>& events) {
+  auto cfg = dp.config();
+  cfg.events_per_sec_per_cpu = 100;
+  cfg.event_sample = 1;
+  dp.set_config(cfg);
+  auto r = EventReader::from_fd(
+      Fd(fcntl(bpf_map__fd(dp.skeleton()->maps.es_events), F_DUPFD_CLOEXEC, 0)),
+      [&events](const edgeshed_event& ev) { events.push_back(ev); });
+  ASSERT_TRUE(r) << r.error().message;
+  reader.emplace(std::move(*r));
+}
 
 uint16_t local_port(int fd) {
   sockaddr_storage a{};

@@ -8,9 +8,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
+#include <vector>
 
+#include "bpf/dataplane_fixture.h"
 #include "common/fd.h"
+#include "dataplane/events.h"
 
 namespace edgeshed::testing {
 
@@ -45,6 +49,11 @@ class PrivateLoopback {
   Fd host_netns_;
   bool entered_ = false;
 };
+
+// The data plane writes an event of every decision (100 a second per CPU at
+// the most) and reader hands each to events, when polled.
+void read_every_event(const DataplaneFixture& dp, std::optional<EventReader>& reader,
+                      std::vector<edgeshed_event>& events);
 
 struct Connection {
   Fd client;

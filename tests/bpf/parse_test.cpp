@@ -16,7 +16,7 @@ class ParseTest : public ::testing::TestWithParam<Entry> {
  protected:
   void SetUp() override {
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+      dp_.set_class_policy(c, kShedAll);
     }
   }
 
@@ -259,10 +259,8 @@ TEST_P(ParseTest, TheChecksumIsCheckedOnlyWhereTheSynWouldBeShed) {
   EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
   EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_BAD_CHECKSUM), 0u);
 
-  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
-  edgeshed_config cfg = dp_.config();
-  cfg.action = EDGESHED_ACTION_RST;
-  dp_.set_config(cfg);
+  dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
+  dp_.set_action(EDGESHED_ACTION_RST);
   expect_global(frame, Verdict::kPass, EDGESHED_GCTR_BAD_CHECKSUM, "shed by RST");
   EXPECT_EQ(dp_.run(GetParam(), PacketBuilder::syn_v4().build()).verdict, Verdict::kTx)
       << "intact, shed by RST";

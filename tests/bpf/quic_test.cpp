@@ -39,7 +39,7 @@ class QuicTest : public ::testing::TestWithParam<Entry> {
 
   void shed_all() const {
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      dp_.set_class_policy(c, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+      dp_.set_class_policy(c, kShedAll);
     }
   }
 

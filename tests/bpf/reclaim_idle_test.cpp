@@ -48,14 +48,9 @@ class ReclaimIdleTest : public ::testing::TestWithParam<int> {
     dp_.count_this_netns_only();
     auto cfg = dp_.config();
     cfg.mode = EDGESHED_MODE_ENFORCE;
-    cfg.events_per_sec_per_cpu = 100;
-    cfg.event_sample = 1;
     dp_.set_config(cfg);
-    auto reader = EventReader::from_fd(
-        Fd(fcntl(bpf_map__fd(dp_.skeleton()->maps.es_events), F_DUPFD_CLOEXEC, 0)),
-        [this](const edgeshed_event& ev) { events_.push_back(ev); });
-    ASSERT_TRUE(reader) << reader.error().message;
-    reader_.emplace(std::move(*reader));
+    read_every_event(dp_, reader_, events_);
+    if (HasFatalFailure()) return;
     auto idle = IdleConnections::from_skeleton(dp_.skeleton());
     ASSERT_TRUE(idle) << idle.error().message;
     ASSERT_TRUE(idle->supported());

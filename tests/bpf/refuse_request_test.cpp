@@ -83,25 +83,15 @@ void inject_on_loopback(const Bytes& frame) {
 class RefuseRequestTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    if (!dp_.skeleton().measures_response()) {
-      GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";
-    }
+    link_request_tracking(dp_, links_);
+    if (IsSkipped() || HasFatalFailure()) return;
     // A namespace of its own, for this thread only: the client's RST comes
     // back in on loopback without the route a local sender attaches.
     loopback_.emplace();
     ASSERT_TRUE(loopback_->entered());
-    links_ = dp_.attach_request_tracking();
-    ASSERT_EQ(links_.size(), 3u);
     dp_.count_this_netns_only();
-    auto cfg = dp_.config();
-    cfg.events_per_sec_per_cpu = 100;
-    cfg.event_sample = 1;
-    dp_.set_config(cfg);
-    auto reader = EventReader::from_fd(
-        Fd(fcntl(bpf_map__fd(dp_.skeleton()->maps.es_events), F_DUPFD_CLOEXEC, 0)),
-        [this](const edgeshed_event& ev) { events_.push_back(ev); });
-    ASSERT_TRUE(reader) << reader.error().message;
-    reader_.emplace(std::move(*reader));
+    read_every_event(dp_, reader_, events_);
+    if (HasFatalFailure()) return;
     listener_ = sockets().listen_on(&port_);
     set_requests(EDGESHED_REQUESTS_REFUSE);
     edgeshed_class_policy pol{};
@@ -172,6 +162,14 @@ class RefuseRequestTest : public ::testing::TestWithParam<int> {
 
   uint64_t counted(int counter) const { return dp_.stats().cls[EDGESHED_CLASS_NORMAL][counter]; }
 
+  // With inflight requests of the class in service, the frame of the
+  // client's next request passes as it came.
+  void expect_next_request_untouched(uint64_t inflight = kCap, int32_t seq_offset = 0) {
+    dp_.set_inflight(EDGESHED_CLASS_NORMAL, inflight);
+    const Bytes frame = next_request(seq_offset);
+    expect_untouched(frame, run(frame));
+  }
+
   // The frame passed as it came, and nobody was reset.
   void expect_untouched(const Bytes& frame, const RunResult& r) {
     EXPECT_EQ(r.verdict, Verdict::kPass);
@@ -220,28 +218,20 @@ TEST_P(RefuseRequestTest, ANewRequestAtTheCapResetsBothEnds) {
   EXPECT_TRUE(was_reset(conn_.server.get())) << "the server accepted the RST";
 }
 
-TEST_P(RefuseRequestTest, UnderTheCapTheRequestPasses) {
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap - 1);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
-}
+TEST_P(RefuseRequestTest, UnderTheCapTheRequestPasses) { expect_next_request_untouched(kCap - 1); }
 
 TEST_P(RefuseRequestTest, AConnectionsFirstRequestPasses) {
   // Admitted by the SYN decision: refused now, it would fail at the client,
   // which retries only on a reused connection.
   open_connection();
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
 }
 
 TEST_P(RefuseRequestTest, ARequestInServiceIsNeverCut) {
   // The connection's own request arrived: the next segment is more of it,
   // or a second request beside it (pipelined, HTTP/2).
   send_request(conn_);
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
 }
 
 TEST_P(RefuseRequestTest, AResponseOnItsWayIsNeverCut) {
@@ -254,40 +244,30 @@ TEST_P(RefuseRequestTest, AResponseOnItsWayIsNeverCut) {
   const std::string answer(4 << 20, 'x');
   ASSERT_GT(send(conn_.server.get(), answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT), 0);
   std::this_thread::sleep_for(20ms);
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
 }
 
 TEST_P(RefuseRequestTest, AConnectionThatCarriedTwoRequestsAtOncePasses) {
   // The second arrived while the first was in service, and both were read:
   // the second may still be in service, unseen by the request count.
   carry_two_requests_at_once(conn_);
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
 }
 
 TEST_P(RefuseRequestTest, ARetransmissionPasses) {
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request(-static_cast<int32_t>(kRequest.size()));
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched(kCap, -static_cast<int32_t>(kRequest.size()));
 }
 
 TEST_P(RefuseRequestTest, APortThatPassesRequestsCapsOnlySyns) {
   set_requests(EDGESHED_REQUESTS_PASS);
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
 }
 
 TEST_P(RefuseRequestTest, ObserveModeCountsWhatItWouldRefuse) {
   auto cfg = dp_.config();
   cfg.mode = EDGESHED_MODE_OBSERVE;
   dp_.set_config(cfg);
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
   EXPECT_EQ(counted(EDGESHED_CTR_WOULD_REFUSE_REQUEST), 1u);
   expect_one_event(EDGESHED_EVENT_WOULD_REFUSE_REQUEST);
 }
@@ -297,17 +277,13 @@ TEST_P(RefuseRequestTest, ASilentControllerFailsOpen) {
   cfg.heartbeat_timeout_ns = 1'000'000;  // 1 ms, long gone by the run
   dp_.set_config(cfg);
   dp_.set_heartbeat(1);
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
 }
 
 TEST_P(RefuseRequestTest, AnUnprotectedPortIsUntouched) {
   ASSERT_TRUE(dp_.maps().set_ports({{static_cast<uint16_t>(port_ + 1), EDGESHED_CLASS_NORMAL,
                                      EDGESHED_PORT_TCP, EDGESHED_REQUESTS_REFUSE}}));
-  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
-  const Bytes frame = next_request();
-  expect_untouched(frame, run(frame));
+  expect_next_request_untouched();
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, RefuseRequestTest, ::testing::Values(AF_INET, AF_INET6),

@@ -53,11 +53,8 @@ void reset_on_close(int fd) {
 class RequestCountTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!dp_.skeleton().measures_response()) {
-      GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";
-    }
-    links_ = dp_.attach_request_tracking();
-    ASSERT_EQ(links_.size(), 3u);
+    link_request_tracking(dp_, links_);
+    if (IsSkipped() || HasFatalFailure()) return;
     dp_.count_this_netns_only();
     listener_ = listen_on_loopback(AF_INET, &port_, 512);
     ASSERT_TRUE(dp_.maps().set_ports(

@@ -41,7 +41,7 @@ class RstReflectTest : public ::testing::TestWithParam<Entry> {
     cfg.rst_per_sec_per_cpu = ceiling;
     cfg.rst_reflect = limit;
     dp_.set_config(cfg);
-    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   }
   Verdict syn_v4(const std::string& src, uint16_t sport = 40000) {
     return dp_.run(GetParam(), PacketBuilder::syn_v4(sport, kNormalPort, src).build()).verdict;
@@ -50,6 +50,22 @@ class RstReflectTest : public ::testing::TestWithParam<Entry> {
     return dp_.run(GetParam(), PacketBuilder::syn_v6(40000, kNormalPort, src).build()).verdict;
   }
   uint64_t global(int counter) { return dp_.stats().global[counter]; }
+  struct Flood {
+    uint64_t sent = 0, rst = 0;
+    double took_s = 0;
+  };
+  // Runs the frames in turn for `duration` (3,000,000 runs at the most),
+  // counting the RSTs that came back.
+  Flood flood(const std::vector<Bytes>& frames, std::chrono::milliseconds duration) {
+    Flood f;
+    const auto start = Clock::now();
+    while (Clock::now() - start < duration && f.sent < 3'000'000) {
+      f.rst += dp_.run(GetParam(), frames[f.sent % frames.size()]).verdict == Verdict::kTx;
+      ++f.sent;
+    }
+    f.took_s = std::chrono::duration<double>(Clock::now() - start).count();
+    return f;
+  }
   // The budget of networks not tracked yet, back to its whole burst.
   void refill_new_networks() {
     const uint32_t zero = 0;
@@ -97,13 +113,7 @@ TEST_P(RstReflectTest, ASustainedFloodTowardOneNetworkDrawsAtMostTheRate) {
                                            "198.51.100." + std::to_string(1 + i))
                          .build());
   }
-  const auto start = Clock::now();
-  uint64_t sent = 0, rst = 0;
-  while (Clock::now() - start < std::chrono::milliseconds(1500) && sent < 3'000'000) {
-    rst += dp_.run(GetParam(), frames[sent % frames.size()]).verdict == Verdict::kTx;
-    ++sent;
-  }
-  const double took_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto [sent, rst, took_s] = flood(frames, std::chrono::milliseconds(1500));
   const double most = kBurst + kRate * (took_s + kJiffyS) + 1;
   std::printf("%llu SYNs toward 198.51.100.0/24 in %.3f s (%.0f/s): %llu RSTs, at most %.0f\n",
               static_cast<unsigned long long>(sent), took_s, sent / took_s,
@@ -169,13 +179,7 @@ TEST_P(RstReflectTest, AVictimsLargerPrefixDoesNotMultiplyTheLimit) {
                                            "198.18." + std::to_string(i) + ".1")
                          .build());
   }
-  const auto start = Clock::now();
-  uint64_t sent = 0, rst = 0;
-  while (Clock::now() - start < std::chrono::milliseconds(1000) && sent < 3'000'000) {
-    rst += dp_.run(GetParam(), frames[sent % frames.size()]).verdict == Verdict::kTx;
-    ++sent;
-  }
-  const double took_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto [sent, rst, took_s] = flood(frames, std::chrono::milliseconds(1000));
   const double most = kBurst + kRate * (took_s + kJiffyS) + 1;
   std::printf("%llu SYNs from the 256 /24s of 198.18.0.0/16 in %.3f s: %llu RSTs, at most %.0f\n",
               static_cast<unsigned long long>(sent), took_s, static_cast<unsigned long long>(rst),

@@ -19,7 +19,6 @@ constexpr uint16_t kQ = 0x8100;
 constexpr uint16_t kIpv4Header = 20;
 constexpr uint16_t kTinyTcp = 8;  // ports, sequence number: no flags
 constexpr uint16_t kUnprotectedPort = 9999;
-constexpr edgeshed_class_policy kShedAll = {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0};
 constexpr edgeshed_class_policy kAdmitAll = {};
 
 // A SYN in a first fragment that ends 8 bytes into the TCP header.

@@ -172,7 +172,7 @@ class ReflectCreditTest : public TrackerTest {
     cfg.rst_per_sec_per_cpu = 10'000'000;
     cfg.rst_reflect = {1, kBurst, 24, 48, per_conn};
     dp_.set_config(cfg);
-    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   }
   // SYNs from 127.0.0.0/24 until one is dropped: the RSTs it was sent.
   int rsts_until_a_drop() {

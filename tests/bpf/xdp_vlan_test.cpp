@@ -14,10 +14,8 @@ namespace {
 class StrippedVlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cfg = dp_.config();
-    cfg.action = EDGESHED_ACTION_RST;
-    dp_.set_config(cfg);
-    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, {EDGESHED_FRAC_ONE, 0, 0, 0, 0, 0});
+    dp_.set_action(EDGESHED_ACTION_RST);
+    dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   }
 
   void set_strips_tags(bool strips) {

@@ -17,6 +17,8 @@ import sys
 
 import yaml
 
+from checks import check, errors, report
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "deploy" / "grafana" / "edgeshed-dashboard.json"
 DS = {"type": "prometheus", "uid": "${DS_PROMETHEUS}"}
@@ -36,14 +38,6 @@ VIEWS = {
     "tick duration quantiles": "histogram_quantile",
     "level changes": "edgeshed_level_changes_total",
 }
-
-errors = []
-
-
-def check(cond, what):
-    if not cond:
-        errors.append(what)
-    return cond
 
 
 def main():
@@ -108,8 +102,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    for e in errors:
-        print(f"FAIL: {e}", file=sys.stderr)
-    if errors:
-        sys.exit(1)
-    print("ok: edgeshed-dashboard.json imports as a Grafana 9+ dashboard and shows every view")
+    report(errors, "edgeshed-dashboard.json imports as a Grafana 9+ dashboard and shows every view")

@@ -25,17 +25,11 @@ import sys
 import yaml
 from kubernetes.client import ApiClient
 
+from checks import check, errors, report
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "kubernetes"
 UNIT = ROOT / "deploy" / "systemd" / "edgeshed.service.in"
-
-errors = []
-
-
-def check(cond, what):
-    if not cond:
-        errors.append(what)
-    return cond
 
 
 class UniqueKeyLoader(yaml.SafeLoader):
@@ -203,8 +197,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    for e in errors:
-        print(f"FAIL: {e}", file=sys.stderr)
-    if errors:
-        sys.exit(1)
-    print("ok: deploy/kubernetes: every object round-trips through the API models and fits")
+    report(errors, "deploy/kubernetes: every object round-trips through the API models and fits")

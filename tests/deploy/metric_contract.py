@@ -19,6 +19,8 @@ import sys
 
 import yaml
 
+from checks import report
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "deploy" / "metrics.txt"
 # Added by Prometheus to every series of a target.
@@ -148,11 +150,7 @@ def main():
         names |= check_expr(expr, where, series, errors)
     if not exprs:
         errors.append(f"{path}: no expressions found")
-    for e in errors:
-        print(f"FAIL: {e}", file=sys.stderr)
-    if errors:
-        sys.exit(1)
-    print(f"ok: {path.name}: {len(exprs)} expressions, {len(names)} metrics, all in the contract")
+    report(errors, f"{path.name}: {len(exprs)} expressions, {len(names)} metrics, all in the contract")
 
 
 if __name__ == "__main__":

@@ -74,17 +74,27 @@ lab_up() {
 # once it listens: a SYN sent earlier would be refused by the kernel, and a
 # kernel RST reads as a shed.
 serve() {
-	local port=$1 seconds=${2:-120} pid
+	local port=$1 seconds=${2:-120}
 	# nsenter itself, not a subshell, so that kill reaches the server.
 	nsenter --net="/run/netns/$SRV_NS" "$TCP_TOOL" serve "$port" "$seconds" &
-	pid=$!
-	LAB_PIDS+=("$pid")
-	for _ in $(seq 100); do
-		[ -n "$(ss -N "$SRV_NS" -Hltn "( sport = :$port )")" ] && return 0
-		kill -0 "$pid" 2>/dev/null || fail "tcp_tool serve $port exited before listening"
-		sleep 0.05
+	LAB_PIDS+=("$!")
+	wait_for --within 5 --alive "$!" "tcp_tool serve $port to listen" tcp_listens "$SRV_NS" "$port"
+}
+
+# tcp_listens NS PORT: a TCP socket listens on PORT in namespace NS.
+tcp_listens() { [ -n "$(ss -N "$1" -Hltn "( sport = :$2 )")" ]; }
+# client_connects PORT: the client connects to the server's IPv4 PORT within
+# 200 ms.
+client_connects() { in_cli "$TCP_TOOL" connect "$SRV_V4" "$1" 200; }
+# option_of OPTION ARG...: the value after OPTION in ARG... (nothing if none).
+option_of() {
+	local want=$1
+	shift
+	while [ $# -gt 1 ]; do
+		[ "$1" = "$want" ] && echo "$2" && return 0
+		shift
 	done
-	fail "tcp_tool serve $port does not listen after 5 s"
+	return 0
 }
 
 # The client veth gets the bare XDP_PASS program: native XDP_TX on a veth
@@ -99,17 +109,33 @@ client_xdp_pass() {
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# daemon_config DIR PORT MODE: writes DIR/edgeshed.toml, a daemon on the
-# server's interface at xdp-generic protecting PORT in MODE (action rst),
-# ticking every 100 ms, with its run directory in DIR and one file signal,
-# DIR/injected (0.1 of its target: no pressure). Prints the file's path.
+# daemon_config [--hook HOOK] [--daemon LINE]... [--signal LINE]...
+# [--keep-signal] DIR PORT MODE: writes DIR/edgeshed.toml, a daemon on the
+# server's interface at HOOK (xdp-generic) protecting PORT in MODE (action
+# rst), ticking every 100 ms, with its run directory in DIR and one file
+# signal, DIR/injected, set to 0.1 of its target (no pressure) unless
+# --keep-signal: a test that drives the signal, and rewrites the config
+# meanwhile, keeps its value, or its absence. --daemon and --signal add a
+# line to those tables; other tables the caller appends (TOML takes them in
+# any order). Prints the file's path.
 daemon_config() {
+	local hook=xdp-generic daemon_lines='' signal_lines='' keep_signal=''
+	while :; do
+		case $1 in
+		--hook) hook=$2 ;;
+		--daemon) daemon_lines+=$'\n'$2 ;;
+		--signal) signal_lines+=$'\n'$2 ;;
+		--keep-signal) keep_signal=1 && shift && continue ;;
+		*) break ;;
+		esac
+		shift 2
+	done
 	local dir=$1 port=$2 mode=$3
-	echo 0.1 >"$dir/injected"
+	[ -n "$keep_signal" ] || echo 0.1 >"$dir/injected"
 	cat >"$dir/edgeshed.toml" <<TOML
 [daemon]
 tick = "100ms"
-run_dir = "$dir/run"
+run_dir = "$dir/run"$daemon_lines
 
 [dataplane]
 mode = "$mode"
@@ -117,7 +143,7 @@ action = "rst"
 
 [[interface]]
 name = "$SRV_IF"
-hook = "xdp-generic"
+hook = "$hook"
 
 [[port]]
 port = $port
@@ -126,19 +152,54 @@ port = $port
 name = "injected"
 kind = "file"
 path = "$dir/injected"
-target = 1.0
+target = 1.0$signal_lines
 TOML
 	echo "$dir/edgeshed.toml"
 }
 
-# wait_for WHAT CMD...: polls CMD for up to 15 s; on time-out shows the
-# daemon's log (the file named by $log, when a test has one) and fails.
+# lab_daemon CONFIG LOG [OPTION...]: starts `edgeshed OPTION... run` in the
+# server's namespace, its output appended to LOG, and sets DAEMON. nsenter
+# itself runs in the background, not a subshell, so that DAEMON is the daemon.
+lab_daemon() {
+	local cfg=$1 out=$2
+	shift 2
+	nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" "$@" run --config "$cfg" >>"$out" 2>&1 &
+	DAEMON=$!
+	LAB_PIDS+=("$DAEMON")
+}
+
+# wait_for [--within SECONDS] [--alive PID] [--try] WHAT CMD...: polls CMD
+# every 0.1 s for up to SECONDS (15); fails once the time is up, or at once
+# when PID has exited (it never will then), showing the log named by $log
+# (when the caller has one). With --try it returns 1 instead, for a caller
+# whose failure has more to say.
 wait_for() {
-	local what=$1 i
+	local within=15 alive='' try='' what
+	while :; do
+		case $1 in
+		--within) within=$2 ;;
+		--alive) alive=$2 ;;
+		--try) try=1 && shift && continue ;;
+		*) break ;;
+		esac
+		shift 2
+	done
+	what=$1
 	shift
-	for i in $(seq 150); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	if [ -n "${log:-}" ] && [ -f "$log" ]; then echo "--- daemon log"; cat "$log"; fi
-	fail "timed out waiting for: $what"
+	for _ in $(seq $((within * 10))); do
+		"$@" >/dev/null 2>&1 && return 0
+		if [ -n "$alive" ] && ! kill -0 "$alive" 2>/dev/null; then
+			[ -z "$try" ] || return 1
+			wait_for_failed "$what: pid $alive exited"
+		fi
+		sleep 0.1
+	done
+	[ -z "$try" ] || return 1
+	wait_for_failed "timed out after $within s waiting for: $what"
+}
+wait_for_failed() {
+	if [ -n "${log:-}" ] && [ -f "$log" ]; then echo "--- log $log"; cat "$log"; fi
+	fail "$1"
 }
 pass() { echo "ok: $*"; }
 

@@ -41,12 +41,8 @@ scenario_up() {
 	trap scenario_cleanup EXIT
 	# A copy of the binary for the whole run: a rebuild of the tree during a
 	# scenario must not swap the program between its steps.
-	local i
-	for i in $(seq 60); do
-		cp "$EDGESHED" "$SC_WORK/edgeshed" 2>/dev/null && "$SC_WORK/edgeshed" --help >/dev/null 2>&1 && break
-		[ "$i" -lt 60 ] || fail "cannot run a copy of $EDGESHED"
-		sleep 0.5
-	done
+	copy_runs() { cp "$EDGESHED" "$SC_WORK/edgeshed" && "$SC_WORK/edgeshed" --help; }
+	wait_for --within 30 "a copy of $EDGESHED that runs" copy_runs
 	EDGESHED=$SC_WORK/edgeshed
 }
 
@@ -82,13 +78,9 @@ start_refserver() {
 	"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$REFSERVER" --workers 10 --service-ms 20 --metrics-port 0 \
 		--duration-s 240 "${args[@]}" >"$SC_WORK/refserver.log" 2>&1 &
 	LAB_PIDS+=($!)
-	local port
-	port=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--port") { print $(i + 1); exit } }' <<<"${args[*]}")
-	for _ in $(seq 50); do
-		in_cli "$TCP_TOOL" connect "$SRV_V4" "$port" 200 >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	fail "refserver does not answer on $SRV_V4:$port: $(cat "$SC_WORK/refserver.log")"
+	local port log=$SC_WORK/refserver.log
+	port=$(option_of --port "${args[@]}")
+	wait_for --within 5 "the refserver to answer on $SRV_V4:$port" client_connects "$port"
 }
 
 # render_config TEMPLATE [KEY=VALUE...]: configs/TEMPLATE.toml with @IFACE@,
@@ -122,12 +114,8 @@ start_daemon_config() {
 	DAEMON=$!
 	SC_DAEMONS+=("$DAEMON")
 	LAB_PIDS+=("$DAEMON")
-	for _ in $(seq 150); do
-		grep -q "running:" "$DAEMON_LOG" && return 0
-		kill -0 "$DAEMON" 2>/dev/null || fail "the daemon exited: $(cat "$DAEMON_LOG")"
-		sleep 0.1
-	done
-	fail "the daemon did not start within 15 s: $(cat "$DAEMON_LOG")"
+	local log=$DAEMON_LOG
+	wait_for --alive "$DAEMON" "the daemon to start" grep -q "running:" "$DAEMON_LOG"
 }
 
 # stop_daemon: SIGTERM, and the daemon must go through its stop sequence.
@@ -137,14 +125,6 @@ stop_daemon() {
 	wait "$DAEMON" 2>/dev/null || rc=$?
 	grep -q "stopping on SIGTERM" "$DAEMON_LOG" ||
 		fail "the daemon (pid $DAEMON) exited with status $rc on SIGTERM without its stop sequence"
-}
-
-# wait_until SECONDS WHAT CMD...: polls CMD every 0.1 s.
-wait_until() {
-	local n=$(($1 * 10)) what=$2
-	shift 2
-	for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	fail "timed out after ${n}00 ms waiting for: $what"
 }
 
 es_status() { "$EDGESHED" --run-dir "$SC_WORK/run" status --iface "${1:-$SRV_IF}" --json; }
@@ -238,31 +218,45 @@ check_classic_with() {
 	check_eq "$what: errors" "$(jv "$name" "$g.error")" 0
 }
 
-# Level timeline: the state file's level every 200 ms, one line
-# "EPOCH_MS LEVEL" per change, in $SC_WORK/levels (for daemon pid $DAEMON).
-start_level_sampler() {
-	local pid=$DAEMON out=$SC_WORK/levels
-	: >"$out"
+# start_sampler VAR CMD...: runs CMD every 200 ms in the background, until
+# stop_sampler VAR; VAR holds its pid. CMD runs in the sampler's own shell:
+# what it sets lasts from one sample to the next.
+start_sampler() {
+	local var=$1
+	shift
 	(
 		trap 'exit 0' TERM
-		prev=
 		while :; do
-			cur=$(jq -r --argjson p "$pid" 'select(.pid == $p) | .level' "$SC_STATE" 2>/dev/null)
-			if [ -n "$cur" ] && [ "$cur" != "$prev" ]; then
-				echo "$(now_ms) $cur" >>"$out"
-				prev=$cur
-			fi
+			"$@"
 			sleep 0.2
 		done
 	) &
-	SC_SAMPLER=$!
-	LAB_PIDS+=("$SC_SAMPLER")
+	printf -v "$var" %s "$!"
+	LAB_PIDS+=("$!")
 }
-stop_level_sampler() {
-	[ -n "$SC_SAMPLER" ] && kill "$SC_SAMPLER" 2>/dev/null && wait "$SC_SAMPLER" 2>/dev/null
-	SC_SAMPLER=
+stop_sampler() {
+	local pid=${!1:-}
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	printf -v "$1" %s ""
 	true
 }
+
+# Level timeline: the state file's level every 200 ms, one line
+# "EPOCH_MS LEVEL" per change, in $SC_WORK/levels (for daemon pid $DAEMON).
+start_level_sampler() {
+	: >"$SC_WORK/levels"
+	SAMPLED_LEVEL=
+	start_sampler SC_SAMPLER sample_level "$DAEMON" "$SC_WORK/levels"
+}
+sample_level() {
+	local cur
+	cur=$(jq -r --argjson p "$1" 'select(.pid == $p) | .level' "$SC_STATE" 2>/dev/null)
+	if [ -n "$cur" ] && [ "$cur" != "$SAMPLED_LEVEL" ]; then
+		echo "$(now_ms) $cur" >>"$2"
+		SAMPLED_LEVEL=$cur
+	fi
+}
+stop_level_sampler() { stop_sampler SC_SAMPLER; }
 
 # The daemon log's level changes as "EPOCH_MS FROM TO", one a line.
 log_level_changes() {

@@ -39,14 +39,10 @@ sv_bg() {
 # server stuck in its shutdown must not hold the lab's cleanup (lib.sh's
 # waits have no bound).
 sv_stop_pids() {
-	local pid i
+	local pid
 	[ $# -gt 0 ] || return 0
 	kill -TERM "$@" 2>/dev/null
-	for i in $(seq 50); do
-		for pid in "$@"; do kill -0 "$pid" 2>/dev/null && break; pid=; done
-		[ -z "$pid" ] && break
-		sleep 0.1
-	done
+	wait_for --within 5 --try "the servers to stop" none_alive "$@" || true
 	for pid in "$@"; do
 		if kill -0 "$pid" 2>/dev/null; then
 			echo "server pid $pid ignored SIGTERM for 5 s: SIGKILL" >&2
@@ -56,6 +52,10 @@ sv_stop_pids() {
 	done
 	true
 }
+none_alive() {
+	local pid
+	for pid in "$@"; do ! kill -0 "$pid" 2>/dev/null || return 1; done
+}
 # First of the lab's cleanup (its hooks run before it kills LAB_PIDS).
 LAB_HOOKS+=('sv_stop_pids "${SV_ALL_PIDS[@]}"')
 
@@ -64,12 +64,7 @@ LAB_HOOKS+=('sv_stop_pids "${SV_ALL_PIDS[@]}"')
 # process exits or never listens.
 wait_listening() {
 	local addr=$1 port=$2 pid=$3 log=$4
-	for _ in $(seq 100); do
-		in_srv "$TCP_TOOL" connect "$addr" "$port" 200 >/dev/null 2>&1 && return 0
-		kill -0 "$pid" 2>/dev/null || fail "server on $addr:$port exited: $(tail -n 20 "$log")"
-		sleep 0.1
-	done
-	fail "server on $addr:$port does not answer within 10 s: $(tail -n 20 "$log")"
+	wait_for --within 10 --alive "$pid" "server on $addr:$port to answer" in_srv "$TCP_TOOL" connect "$addr" "$port" 200
 }
 
 # answers PORT: one GET from the client namespace gets "ok".
@@ -198,12 +193,7 @@ start_server() {
 	esac
 	local pid=$SV_BG
 	wait_listening "$SRV_V4" "$port" "$pid" "$log"
-	for _ in $(seq 50); do
-		answers "$port" && return 0
-		kill -0 "$pid" 2>/dev/null || fail "$kind exited: $(tail -n 20 "$log")"
-		sleep 0.1
-	done
-	fail "$kind on $SRV_V4:$port does not answer GET / with 200 within 5 s: $(tail -n 20 "$log")"
+	wait_for --within 5 --alive "$pid" "$kind on $SRV_V4:$port to answer GET / with 200" answers "$port"
 }
 
 # read_and_lost LOG: the requests a stopped eager server read and could not
@@ -367,25 +357,15 @@ measure_capacity() {
 # per sample; the last: the kernel's response-time p99 over its 1 s window,
 # all ports, "-" before any); STATE_SAMPLER is its pid.
 start_state_sampler() {
-	local out=$1 pid=$DAEMON
-	: >"$out"
-	(
-		trap 'exit 0' TERM
-		while :; do
-			jq -r --argjson p "$pid" --arg t "$(now_ms)" \
-				'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none") \(.latency.all.response.p99_ms // "-")"' \
-				"$SC_STATE" 2>/dev/null >>"$out"
-			sleep 0.2
-		done
-	) &
-	STATE_SAMPLER=$!
-	LAB_PIDS+=("$STATE_SAMPLER")
+	: >"$1"
+	start_sampler STATE_SAMPLER sample_state "$DAEMON" "$1"
 }
-stop_state_sampler() {
-	[ -n "${STATE_SAMPLER:-}" ] && kill "$STATE_SAMPLER" 2>/dev/null && wait "$STATE_SAMPLER" 2>/dev/null
-	STATE_SAMPLER=
-	true
+sample_state() {
+	jq -r --argjson p "$1" --arg t "$(now_ms)" \
+		'select(.pid == $p) | "\($t) \(.level) \(.adaptive_limit) \(.classes.normal.inflight_cap // "none") \(.latency.all.response.p99_ms // "-")"' \
+		"$SC_STATE" 2>/dev/null >>"$2"
 }
+stop_state_sampler() { stop_sampler STATE_SAMPLER; }
 
 # claim WHAT OK?: an edgeshed claim, recorded in CLAIMS_FAILED when OK is not
 # 1; the test lists them all and fails at its end. is, le and ge give the OK.

@@ -93,11 +93,7 @@ violation() { FAILURES+=("$*"); echo "VIOLATION: $*" >&2; }
 "${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$REFSERVER" --port "$SOAK_PORT,$PROBE_PORT" --workers 10 --service-ms 20 \
 	--metrics-port "$METRICS_PORT" --duration-s $((SOAK_SECONDS + 120)) >"$SC_WORK/refserver.log" 2>&1 &
 LAB_PIDS+=($!)
-for i in $(seq 51); do
-	in_cli "$TCP_TOOL" connect "$SRV_V4" "$SOAK_PORT" 200 >/dev/null 2>&1 && break
-	[ "$i" -lt 51 ] || fail "refserver does not answer: $(cat "$SC_WORK/refserver.log")"
-	sleep 0.1
-done
+log=$SC_WORK/refserver.log wait_for --within 5 "the refserver to answer" client_connects "$SOAK_PORT"
 
 echo 0 >"$SC_WORK/injected"
 start_daemon soak "PORT=$SOAK_PORT" "PROBE_PORT=$PROBE_PORT"
@@ -147,12 +143,13 @@ syn_retrans() {
 # The state file, once it is our daemon's (a restarted daemon rewrites it
 # from its first tick). A bounded wait; empty when it never was ours.
 our_state() {
-	local i j
-	for i in $(seq 20); do
-		j=$(jq -c --argjson p "$DAEMON" 'select(.pid == $p)' "$SC_STATE" 2>/dev/null) && [ -n "$j" ] &&
-			{ echo "$j"; return; }
-		sleep 0.05
-	done
+	OUR_STATE=
+	wait_for --within 1 --try "the state file of pid $DAEMON" read_our_state || true
+	[ -z "$OUR_STATE" ] || echo "$OUR_STATE"
+}
+read_our_state() {
+	OUR_STATE=$(jq -c --argjson p "$DAEMON" 'select(.pid == $p)' "$SC_STATE" 2>/dev/null) && [ -n "$OUR_STATE" ] ||
+		{ OUR_STATE= && return 1; }
 }
 established_on_port() { in_srv ss -Htn state established "( sport = :$SOAK_PORT )" | wc -l; }
 controller_inflight() {

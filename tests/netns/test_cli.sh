@@ -17,44 +17,19 @@ serve 9090
 work=$(mktemp -d)
 LAB_DIRS+=("$work")
 run_dir=$work/run
-injected=$work/injected
-echo 0.1 >"$injected"
 es() { "$EDGESHED" --run-dir "$run_dir" "$@"; }
 TMUX_SESSIONS=()
 LAB_HOOKS+=('for s in "${TMUX_SESSIONS[@]}"; do tmux kill-session -t "$s" 2>/dev/null; done')
 
-cat >"$work/edgeshed.toml" <<TOML
-[daemon]
-tick = "100ms"
-run_dir = "$run_dir"
-
-[dataplane]
-mode = "observe"
-action = "rst"
+daemon_config "$work" 8080 observe >/dev/null
+cat >>"$work/edgeshed.toml" <<TOML
 
 [metrics]
 listen = "127.0.0.1:9477"
-
-[[interface]]
-name = "$SRV_IF"
-hook = "xdp-generic"
-
-[[port]]
-port = 8080
-class = "normal"
-
-[[signal]]
-name = "injected"
-kind = "file"
-path = "$injected"
-target = 1.0
 TOML
 
 log=$work/daemon.log
-# nsenter itself, not a function's subshell, so that $! is the daemon.
-nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$work/edgeshed.toml" >"$log" 2>&1 &
-DAEMON=$!
-LAB_PIDS+=("$DAEMON")
+lab_daemon "$work/edgeshed.toml" "$log"
 # One interface asked for: its object, with the daemon beside it.
 status_json() { es status --iface "$SRV_IF" --json --interval 0.2; }
 jq_is() { [ "$(status_json | jq -r "$1")" = "$2" ]; }
@@ -227,9 +202,8 @@ pass "without the daemon: status says so, mode off works, pin explains why not"
 # Saved runtime changes that cannot be read: the daemon starts without them
 # and keeps the file, renamed, for the operator.
 echo '{"mode": ' >"$run_dir/runtime.json"
-nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$work/edgeshed.toml" >"$log" 2>&1 &
-DAEMON=$!
-LAB_PIDS+=("$DAEMON")
+: >"$log"
+lab_daemon "$work/edgeshed.toml" "$log"
 wait_for "the restarted daemon's first tick" test -s "$run_dir/state.json"
 grep -qF "runtime changes in $run_dir/runtime.json ignored (not JSON); moved to $run_dir/runtime.json.invalid" \
 	"$log" || fail "no word of the unreadable runtime changes: $(cat "$log")"

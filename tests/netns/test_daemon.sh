@@ -49,9 +49,7 @@ runs=0
 start_daemon() {
 	runs=$((runs + 1))
 	log=$work/log.$runs
-	nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$1" >>"$log" 2>&1 &
-	DAEMON=$!
-	LAB_PIDS+=("$DAEMON")
+	lab_daemon "$1" "$log"
 	wait_for "daemon running" grep -q "running:" "$log"
 }
 status() { "$EDGESHED" --run-dir "$work/run" status --iface "$SRV_IF" --json; }

@@ -36,45 +36,19 @@ now_ms() { date +%s%3N; }
 # sleep_until T0 MS: sleeps until MS after T0 (both in ms).
 sleep_until() { sleep "$(awk -v t="$1" -v d="$2" -v n="$(now_ms)" 'BEGIN { s = (t + d - n) / 1000; print (s > 0 ? s : 0) }')"; }
 
-# write_config HEARTBEAT_TIMEOUT ALL_STALE
+# write_config HEARTBEAT_TIMEOUT ALL_STALE: the signal is the cases' own.
 write_config() {
-	cat >"$work/edgeshed.toml" <<TOML
-[daemon]
-tick = "100ms"
-run_dir = "$run_dir"
-on_exit = "fail_open"
-heartbeat_timeout = "$1"
-all_stale = "$2"
-
-[dataplane]
-mode = "enforce"
-action = "rst"
+	daemon_config --keep-signal --daemon 'on_exit = "fail_open"' --daemon "heartbeat_timeout = \"$1\"" \
+		--daemon "all_stale = \"$2\"" --signal 'stale_after = "500ms"' "$work" 8080 enforce >/dev/null
+	cat >>"$work/edgeshed.toml" <<TOML
 
 [metrics]
 listen = "off"
-
-[[interface]]
-name = "$SRV_IF"
-hook = "xdp-generic"
-
-[[port]]
-port = 8080
-class = "normal"
-
-[[signal]]
-name = "injected"
-kind = "file"
-path = "$injected"
-target = 1.0
-stale_after = "500ms"
 TOML
 }
 
 start_daemon() {
-	# nsenter itself, not a function's subshell, so that $! is the daemon.
-	nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" --run-dir "$run_dir" run --config "$work/edgeshed.toml" >>"$log" 2>&1 &
-	DAEMON=$!
-	LAB_PIDS+=("$DAEMON")
+	lab_daemon "$work/edgeshed.toml" "$log" --run-dir "$run_dir"
 	wait_for "daemon $DAEMON in status" jq_is '.daemon.pid' "$DAEMON"
 }
 kill_daemon() {

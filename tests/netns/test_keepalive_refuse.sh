@@ -70,7 +70,7 @@ echo "== 0. $IDLE_N idle connections held until the end"
 	>"$SC_WORK/hold" 2>"$SC_WORK/hold.err" &
 HOLDER=$!
 LAB_PIDS+=("$HOLDER")
-wait_until 10 "the holder's connects to end" grep -q '^opened ' "$SC_WORK/hold"
+wait_for --within 10 "the holder's connects to end" grep -q '^opened ' "$SC_WORK/hold"
 read -r _ _ _ held_est _ < <(grep '^opened ' "$SC_WORK/hold")
 check_eq "idle connections established" "$held_est" "$IDLE_N"
 sleep 1.5 # idle for the reclaim's minimum, should anything reclaim them now

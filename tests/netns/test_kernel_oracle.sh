@@ -82,37 +82,15 @@ fi
 daemon_at() {
 	local hook=$1 dir=$work/$1
 	mkdir -p "$dir"
-	echo 0.1 >"$dir/injected"
-	cat >"$dir/edgeshed.toml" <<TOML
-[daemon]
-tick = "100ms"
-run_dir = "$dir/run"
-
-[dataplane]
-mode = "enforce"
-action = "rst"
-
-[[interface]]
-name = "$SRV_IF"
-hook = "$hook"
-
-[[port]]
-port = $TCP_PORT
+	daemon_config --hook "$hook" "$dir" "$TCP_PORT" enforce >/dev/null
+	cat >>"$dir/edgeshed.toml" <<TOML
 
 [[port]]
 port = $QUIC_PORT
 protocol = "quic"
-
-[[signal]]
-name = "injected"
-kind = "file"
-path = "$dir/injected"
-target = 1.0
 TOML
 	log=$dir/daemon.log
-	nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$dir/edgeshed.toml" >"$log" 2>&1 &
-	DAEMON=$!
-	LAB_PIDS+=("$DAEMON")
+	lab_daemon "$dir/edgeshed.toml" "$log"
 	status() { "$EDGESHED" --run-dir "$dir/run" status --iface "$SRV_IF" --json --interval 0; }
 	running() { status | jq -e '.daemon.level' >/dev/null; }
 	wait_for "the daemon at $hook" running

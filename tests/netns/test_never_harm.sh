@@ -124,7 +124,7 @@ idle_crowd() {
 		"$HOLD_MAX_S" 2000 >"$out" 2>"$out.err" &
 	holder=$!
 	LAB_PIDS+=("$holder")
-	wait_until 25 "the holder's $IDLE_N connects to end" grep -q '^opened ' "$out"
+	wait_for --within 25 "the holder's $IDLE_N connects to end" grep -q '^opened ' "$out"
 	read -r _ n _ HOLD_EST _ ref _ rst _ to _ err _ ms < <(grep '^opened ' "$out")
 	HOLD_REF=$((ref + rst + to + err))
 	sleep 0.2 # the server's accepts catch up
@@ -254,7 +254,7 @@ shapes() {
 	SHAPE_T0=$(now_ms)
 	crowd_bg "$name" --port "$PORT" --polls "$SHAPE_POLLS" --poll-ms $((SHAPE_POLL_S * 1000)) \
 		--streams "$SHAPE_STREAMS" --stream-ms "$SHAPE_STREAM_MS" --duration-s "$SHAPE_READ_S"
-	wait_until 10 "the crowd's $((SHAPE_POLLS + SHAPE_STREAMS)) connects to end" \
+	wait_for --within 10 "the crowd's $((SHAPE_POLLS + SHAPE_STREAMS)) connects to end" \
 		grep -q '^crowd_client: opened ' "$out.err"
 	echo "$name: $(grep '^crowd_client: opened ' "$out.err")"
 	SHAPE_LOAD_T0=$(now_ms)

@@ -76,13 +76,8 @@ LAB_HOOKS+=('in_srv tc qdisc del dev "$SRV_IF" root 2>/dev/null')
 nsenter --net="/run/netns/$SRV_NS" gtlsserver --quiet --htdocs="$WORK/htdocs" '*' $PORT \
 	"$WORK/key.pem" "$WORK/cert.pem" >"$WORK/server.log" 2>&1 &
 LAB_PIDS+=($!)
-server_pid=$!
-for i in $(seq 100); do
-	[ "$(ss -N "$SRV_NS" -Hlun "( sport = :$PORT )" | wc -l)" -ge 2 ] && break
-	kill -0 $server_pid 2>/dev/null || fail "gtlsserver exited: $(cat "$WORK/server.log")"
-	[ "$i" -lt 100 ] || fail "gtlsserver does not listen on UDP $PORT after 5 s"
-	sleep 0.05
-done
+udp_listens_twice() { [ "$(ss -N "$SRV_NS" -Hlun "( sport = :$PORT )" | wc -l)" -ge 2 ]; }
+log=$WORK/server.log wait_for --within 5 --alive $! "gtlsserver to listen on UDP $PORT" udp_listens_twice
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 seconds() { awk -v ms="$1" 'BEGIN { printf "%.1f", ms / 1000 }'; }
@@ -144,14 +139,10 @@ transfer_start() {
 }
 transfer_bytes() { stat -c %s "$WORK/dl/$TRANSFER/big" 2>/dev/null || echo 0; }
 transfer_running() { kill -0 "$TRANSFER_PID" 2>/dev/null; }
+transfer_has() { [ "$(transfer_bytes)" -ge "$1" ]; }
 transfer_wait() {
-	local i
-	for i in $(seq 100); do
-		[ "$(transfer_bytes)" -ge "$1" ] && return 0
-		transfer_running || fail "$TRANSFER: the download ended at $(transfer_bytes) bytes"
-		sleep 0.1
-	done
-	fail "$TRANSFER: $(transfer_bytes) bytes after 10 s, want $1"
+	wait_for --within 10 --alive "$TRANSFER_PID" --try "$TRANSFER: $1 bytes" transfer_has "$1" ||
+		fail "$TRANSFER: $(transfer_bytes) bytes, want $1 ($(transfer_running && echo "after 10 s" || echo "the download ended"))"
 }
 transfer_end() {
 	wait "$TRANSFER_PID" || true # bounded by TRANSFER_LIMIT
@@ -300,8 +291,7 @@ expect_quic refused 6 "daemon, level critical"
 echo 0 >"$injected"
 level_t0=$(now_ms)
 # Down one level at a time, each after its dwell: about 9 s.
-for _ in $(seq 300); do level_is normal && break; sleep 0.1; done
-level_is normal || fail "the level is still $(jq -r .level "$WORK/run/state.json") 30 s after the pressure went"
+wait_for --within 30 --try "level normal" level_is normal || fail "the level is still $(jq -r .level "$WORK/run/state.json") 30 s after the pressure went"
 expect_quic ok 4 "daemon, level back to normal after $(seconds $(($(now_ms) - level_t0))) s"
 pass "daemon: $(counter .quic.classes.normal.counters | jq -c '{admitted, shed_fraction}')"
 kill -TERM "$daemon"

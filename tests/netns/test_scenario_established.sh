@@ -14,7 +14,7 @@ start_refserver
 injected=$SC_WORK/injected
 echo 0 >"$injected"
 start_daemon established INJECTED="$injected"
-wait_until 5 "level normal" level_is normal
+wait_for --within 5 "level normal" level_is normal
 
 start_stream_reader stream "$SRV_V4" 9
 sleep 1
@@ -23,7 +23,7 @@ sleep 1
 
 episode_start=$(now_ms)
 echo 5 >"$injected" # pressure 5.0: critical in one tick
-wait_until 5 "level critical" level_is critical
+wait_for --within 5 "level critical" level_is critical
 pass "$(grep -m1 'level normal -> critical' "$DAEMON_LOG" | cut -d' ' -f3-)"
 load overload --rate 1500 --duration-s 4 --timeout-ms 2000
 level_is critical || fail "the level left critical during the episode: $(daemon_level)"

@@ -23,12 +23,11 @@ start_daemon classic MODE=enforce
 sleep 2 # the probe learns the idle latency
 # Read until both answer (at most 2 s): once, a bpftool read of the link
 # came back empty on a busy machine while the program was attached.
-for _ in $(seq 20); do
+link_and_prog() {
 	read -r link_before prog_before <<<"$(xdp_link)"
-	[ -n "$prog_before" ] && attached && break
-	sleep 0.1
-done
-[ -n "$prog_before" ] && attached ||
+	[ -n "$prog_before" ] && attached
+}
+wait_for --within 2 --try "the link and the program" link_and_prog ||
 	fail "no program attached: $(in_srv bpftool net show dev "$SRV_IF"); link: $(bpftool link show pinned "/sys/fs/bpf/edgeshed/$SRV_IF/xdp_link" 2>&1)"
 
 # 800/s for 12 s: killed at 3 s, restarted at 7 s.
@@ -50,7 +49,7 @@ LAB_PIDS+=("$watcher")
 kill -KILL "$DAEMON"
 t_kill=$(($(now_ms) - t0))
 { wait "$DAEMON"; } 2>/dev/null || true
-wait_until 3 "status says fail-open" bash -c "\"$EDGESHED\" status --iface $SRV_IF --json | jq -e '.fail_open == true'"
+wait_for --within 3 "status says fail-open" bash -c "\"$EDGESHED\" status --iface $SRV_IF --json | jq -e '.fail_open == true'"
 t_open=$(($(now_ms) - t0))
 fo_before=$(es_status | jq '.classes.normal.counters.fail_open')
 sleep "$(awk -v k="$t_kill" -v n="$(($(now_ms) - t0))" 'BEGIN { s = (k + 1500 - n) / 1000; print (s > 0 ? s : 0) }')"

@@ -26,11 +26,8 @@ inflight() { "$EDGESHED" status --iface "$SRV_IF" --json | jq '[.classes[].conne
 ip netns exec "$OTHER_NS" "$REFSERVER" --port 80 --workers 5 --service-ms 5000 --metrics-port 0 \
 	--duration-s 30 >/dev/null 2>&1 &
 LAB_PIDS+=($!)
-for i in $(seq 50); do
-	ip netns exec "$OTHER_NS" "$TCP_TOOL" connect 127.0.0.1 80 200 >/dev/null 2>&1 && break
-	[ "$i" -lt 50 ] || fail "no service on port 80 in $OTHER_NS"
-	sleep 0.1
-done
+wait_for --within 5 "a service on port 80 in $OTHER_NS" \
+	ip netns exec "$OTHER_NS" "$TCP_TOOL" connect 127.0.0.1 80 200
 # Five requests, each held by a worker: five established connections.
 ip netns exec "$OTHER_NS" bash -c '
 	for i in 1 2 3 4 5; do
@@ -39,11 +36,10 @@ ip netns exec "$OTHER_NS" bash -c '
 	done
 	sleep 4' &
 LAB_PIDS+=($!)
-for _ in $(seq 50); do
-	[ "$(ss -N "$OTHER_NS" -Htn state established '( sport = :80 )' | wc -l)" -ge 5 ] && break
-	sleep 0.1
-done
-other=$(ss -N "$OTHER_NS" -Htn state established '( sport = :80 )' | wc -l)
+established_other() { ss -N "$OTHER_NS" -Htn state established '( sport = :80 )' | wc -l; }
+five_established() { [ "$(established_other)" -ge 5 ]; }
+wait_for --within 5 "5 connections established in $OTHER_NS" five_established
+other=$(established_other)
 got=$(inflight)
 echo "established on port 80 in $OTHER_NS: $other; in-flight of $SRV_IF ($SRV_NS): $got"
 # Without them an in-flight of 0 would prove nothing.
@@ -59,10 +55,7 @@ pass "in-flight counts only the attached namespace"
 in_srv "$REFSERVER" --port 8080 --workers 4 --service-ms 8000 --metrics-port 0 \
 	--duration-s 30 >/dev/null 2>&1 &
 LAB_PIDS+=($!)
-for _ in $(seq 50); do
-	[ -n "$(ss -N "$SRV_NS" -Hltn '( sport = :8080 )')" ] && break
-	sleep 0.1
-done
+wait_for --within 5 "the refserver to listen on 8080" tcp_listens "$SRV_NS" 8080
 in_cli bash -c '
 	for i in 1 2 3 4; do
 		exec {fd}<>/dev/tcp/'"$SRV_V4"'/8080

@@ -71,8 +71,7 @@ established() { [ "$(ss -N "$SRV_NS" -Htn state established '( sport = :8080 )' 
 
 hold "$SRV_V4" 3
 wait_for "3 connections before the daemon starts" established 3
-nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$work/edgeshed.toml" >"$log" 2>&1 &
-LAB_PIDS+=($!)
+lab_daemon "$work/edgeshed.toml" "$log"
 wait_for "daemon running" grep -q "running:" "$log"
 grep -q "attached to $SRV_IF2" "$log" || fail "no attach to the second interface"
 hold "$SRV2_V4" 2

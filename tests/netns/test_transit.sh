@@ -36,10 +36,7 @@ in_cli ip route add 192.0.2.0/24 via "$SRV_V4"
 serve $PORT
 nsenter --net="/run/netns/$BACK_NS" "$TCP_TOOL" serve $PORT 120 &
 LAB_PIDS+=($!)
-for _ in $(seq 100); do
-	[ -n "$(ss -N "$BACK_NS" -Hltn "( sport = :$PORT )")" ] && break
-	sleep 0.05
-done
+wait_for --within 5 "the backend to listen" tcp_listens "$BACK_NS" $PORT
 
 counter() { "$EDGESHED" status --iface "$SRV_IF" --json | jq "$1"; }
 shed_all() {
@@ -73,8 +70,7 @@ work=$(mktemp -d)
 LAB_DIRS+=("$work")
 toml=$(daemon_config "$work" $PORT enforce)
 log=$work/daemon.log
-nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$toml" >"$log" 2>&1 &
-LAB_PIDS+=($!)
+lab_daemon "$toml" "$log"
 dst_listed() {
 	bpftool -j map dump pinned "/sys/fs/bpf/edgeshed/$SRV_IF/es_dst4" |
 		jq -e --arg a "$1" 'any(.[]; .formatted.key.addr | map(tostring) | join(".") == $a)' >/dev/null

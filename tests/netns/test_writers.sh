@@ -100,9 +100,7 @@ holder=$!
 LAB_PIDS+=("$holder")
 sleep 0.2
 log=$work/daemon.log
-nsenter --net="/run/netns/$SRV_NS" "$EDGESHED" run --config "$toml" >"$log" 2>&1 &
-DAEMON=$!
-LAB_PIDS+=("$DAEMON")
+lab_daemon "$toml" "$log"
 wait "$holder"
 status_ok() { "$EDGESHED" --run-dir "$work/run" status --iface "$SRV_IF" --json --interval 0 | jq -e '.daemon.level' >/dev/null; }
 wait_for "the daemon, once the writer let go" status_ok

@@ -2,8 +2,9 @@
 kernel_oracle.py): Ethernet with VLAN tags, IPv4 with options, IPv6 with
 extension headers, TCP, UDP and QUIC's long header, each length and checksum
 right unless the caller overrides it. Written by hand with struct: the tests
-run where scapy is not installed.
+run where scapy is not installed. And the command line those tools share.
 """
+import argparse
 import socket
 import struct
 
@@ -33,6 +34,15 @@ SYN_OPTIONS = (bytes([2, 4, 0x05, 0xB4, 4, 2, 8, 10]) + bytes(8) + bytes([1, 3, 
 QUIC_V1 = 1
 QUIC_V2 = 0x6B3343CF
 QUIC_MIN_DATAGRAM = 1200  # RFC 9000 14.1: a client's Initial datagram
+
+
+def tool_parser(doc: str) -> argparse.ArgumentParser:
+    """A tool's command line: its module's doc as the help, --wait-ms (for a
+    reply, 1000 ms unless given)."""
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--wait-ms", type=int, default=1000)
+    return parser
 
 
 def checksum(data: bytes) -> int:

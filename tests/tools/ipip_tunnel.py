@@ -29,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from frames import IPPROTO_TCP, TCP_ACK, TCP_RST, TCP_SYN, ipv4, tcp  # noqa: E402
+from frames import IPPROTO_TCP, TCP_ACK, TCP_RST, TCP_SYN, ipv4, tcp, tool_parser  # noqa: E402
 
 IPPROTO_IPIP = 4
 TUNSETIFF = 0x400454CA
@@ -106,9 +106,7 @@ def syn(args: argparse.Namespace) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--wait-ms", type=int, default=1000)
+    parser = tool_parser(__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     link = sub.add_parser("set-link-type")
     link.add_argument("tun")

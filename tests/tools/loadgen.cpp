@@ -38,6 +38,7 @@
 #include "loadgen_plan.h"
 #include "loadgen_stats.h"
 #include "printf_string.h"
+#include "tool_main.h"
 
 namespace edgeshed::loadgen {
 namespace {
@@ -737,13 +738,6 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace edgeshed::loadgen
 
-// An exception that escapes is a bug, but it should still say what it was,
-// not only abort.
 int main(int argc, char** argv) {
-  try {
-    return edgeshed::loadgen::run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "loadgen: %s\n", e.what());
-    return 1;
-  }
+  return edgeshed::tools::guarded_main("loadgen", edgeshed::loadgen::run_main, argc, argv);
 }

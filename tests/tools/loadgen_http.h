@@ -13,6 +13,7 @@
 namespace edgeshed::loadgen {
 
 using tools::iequals;
+using tools::next_field;
 
 inline std::string make_request(std::string_view path, std::string_view host, bool keep_alive) {
   std::string r;
@@ -64,16 +65,8 @@ inline ResponseProgress parse_response(std::string_view buf, bool eof) {
   size_t content_length = 0;
   size_t from = line_end == std::string_view::npos ? head.size() : line_end + 2;
   while (from < head.size()) {
-    size_t to = head.find("\r\n", from);
-    if (to == std::string_view::npos) to = head.size();
-    std::string_view line = head.substr(from, to - from);
-    from = to + 2;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string_view name = line.substr(0, colon);
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+    const auto [well_formed, name, value] = next_field(head, from);
+    if (!well_formed) continue;
     if (iequals(name, "content-length")) {
       auto [vend, vec] = std::from_chars(value.data(), value.data() + value.size(), content_length);
       if (vec != std::errc() || vend != value.data() + value.size()) {

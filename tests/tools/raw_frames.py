@@ -30,7 +30,7 @@ import time
 
 from frames import (ETH_P_IP, ETH_P_IPV6, IPPROTO_TCP, IPV4_MF, NEXTHDR_HOP, SYN_OPTIONS,
                     TCP_ACK, TCP_RST, TCP_SYN, ethernet, ipv4, ipv6, ipv6_options_header, mac,
-                    tcp)
+                    tcp, tool_parser)
 
 SOL_PACKET = 263
 PACKET_VNET_HDR = 15
@@ -127,9 +127,7 @@ def ipv6_hbh_syn(args: argparse.Namespace) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--wait-ms", type=int, default=1000)
+    parser = tool_parser(__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     frag = sub.add_parser("frag-syn")
     frag.add_argument("src")

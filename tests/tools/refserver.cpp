@@ -44,6 +44,7 @@
 
 #include "refserver_http.h"
 #include "refserver_metrics.h"
+#include "tool_main.h"
 
 namespace edgeshed::refserver {
 namespace {
@@ -674,13 +675,6 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace edgeshed::refserver
 
-// An exception that escapes is a bug, but it should still say what it was,
-// not only abort.
 int main(int argc, char** argv) {
-  try {
-    return edgeshed::refserver::run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "refserver: %s\n", e.what());
-    return 1;
-  }
+  return edgeshed::tools::guarded_main("refserver", edgeshed::refserver::run_main, argc, argv);
 }

@@ -14,6 +14,7 @@
 namespace edgeshed::refserver {
 
 using tools::iequals;
+using tools::next_field;
 
 // Whether the comma-separated header value holds `token`, ignoring case.
 inline bool has_token(std::string_view value, std::string_view token) {
@@ -68,19 +69,11 @@ inline Request parse_request(std::string_view buf) {
   size_t content_length = 0;
   size_t from = line_end == std::string_view::npos ? head.size() : line_end + 2;
   while (from < head.size()) {
-    size_t to = head.find("\r\n", from);
-    if (to == std::string_view::npos) to = head.size();
-    std::string_view field = head.substr(from, to - from);
-    from = to + 2;
-    size_t colon = field.find(':');
-    if (colon == std::string_view::npos) {
+    const auto [well_formed, name, value] = next_field(head, from);
+    if (!well_formed) {
       r.state = Request::kMalformed;
       return r;
     }
-    std::string_view name = field.substr(0, colon);
-    std::string_view value = field.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
     if (iequals(name, "connection")) {
       close = close || has_token(value, "close");
       keep_alive = keep_alive || has_token(value, "keep-alive");

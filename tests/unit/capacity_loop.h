@@ -22,6 +22,16 @@ using sim::SimService;
 using sim::SimTick;
 using std::chrono::nanoseconds;
 
+// A service's shape, the parameter of the tests that it is never harmed.
+struct Shape {
+  const char* name;
+  uint32_t workers;
+  double service_ms;
+};
+inline std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  return info.param.name;
+}
+
 struct Figures {
   double p99_ratio;  // admitted p99 / unloaded p99
   double goodput;    // completions / capacity

@@ -257,6 +257,7 @@ using capacity_loop::Figures;
 using capacity_loop::Loop;
 using capacity_loop::record;
 using capacity_loop::service;
+using capacity_loop::Shape;
 using capacity_loop::times_name;
 
 // First second from which every later 2 s stretch has p99 <= 1.3x unloaded
@@ -346,16 +347,10 @@ TEST(CapacityOpenStartTest, ASlowServiceIsProvenToo) {
 // 0.7x and 0.9x, nothing is shed, although most of these carry more requests
 // in service than any fixed initial limit would admit (200 x 1 s at 0.9x:
 // 180). Two minutes, or 60 service times for the slowest.
-struct ShapeCase {
-  const char* name;
-  uint32_t workers;
-  double service_ms;
-};
-
-class CapacityNeverHarmTest : public ::testing::TestWithParam<ShapeCase> {};
+class CapacityNeverHarmTest : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(CapacityNeverHarmTest, AHealthyServiceIsNeverShed) {
-  const ShapeCase& c = GetParam();
+  const Shape& c = GetParam();
   for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
     for (double load : {0.7, 0.9}) {
       const SimConfig config = service(c.workers, c.service_ms, times, load, /*seed=*/9);
@@ -373,12 +368,12 @@ TEST_P(CapacityNeverHarmTest, AHealthyServiceIsNeverShed) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, CapacityNeverHarmTest,
-    ::testing::Values(ShapeCase{"fast_c10", 10, 20}, ShapeCase{"busy_c100", 100, 200},
-                      ShapeCase{"high_concurrency_c200", 200, 1000},
-                      ShapeCase{"slow_c50", 50, 2000}, ShapeCase{"slow_c10", 10, 2000}),
-    [](const ::testing::TestParamInfo<ShapeCase>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Shapes, CapacityNeverHarmTest,
+                         ::testing::Values(Shape{"fast_c10", 10, 20}, Shape{"busy_c100", 100, 200},
+                                           Shape{"high_concurrency_c200", 200, 1000},
+                                           Shape{"slow_c50", 50, 2000},
+                                           Shape{"slow_c10", 10, 2000}),
+                         capacity_loop::shape_name);
 
 // A slow service (S = 200 ms: 50 responses a second at C = 10) gives the
 // quantile few samples: the targets are not met yet. Guards against the

@@ -19,6 +19,8 @@ using capacity_loop::Figures;
 using capacity_loop::Loop;
 using capacity_loop::record;
 using capacity_loop::service;
+using capacity_loop::Shape;
+using capacity_loop::shape_name;
 using capacity_loop::times_name;
 using sim::Seconds;
 using sim::ServiceTimes;
@@ -143,16 +145,10 @@ TEST(CapacityWarmStartTest, AnOverloadAtTheRestart) {
 
 // What was learnt at half load must not make a busier healthy service look
 // queued: 0.7x and 0.9x after a warm start shed nothing.
-struct WarmShape {
-  const char* name;
-  uint32_t workers;
-  double service_ms;
-};
-
-class CapacityWarmNeverHarmTest : public ::testing::TestWithParam<WarmShape> {};
+class CapacityWarmNeverHarmTest : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(CapacityWarmNeverHarmTest, ABusierHealthyServiceIsNeverShed) {
-  const WarmShape& c = GetParam();
+  const Shape& c = GetParam();
   for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
     const Knowledge knowledge = learnt_at_half_load(c.workers, c.service_ms, times);
     for (double load : {0.7, 0.9}) {
@@ -171,12 +167,9 @@ TEST_P(CapacityWarmNeverHarmTest, ABusierHealthyServiceIsNeverShed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CapacityWarmNeverHarmTest,
-                         ::testing::Values(WarmShape{"fast_c10", 10, 20},
-                                           WarmShape{"busy_c100", 100, 200},
-                                           WarmShape{"high_concurrency_c200", 200, 1000}),
-                         [](const ::testing::TestParamInfo<WarmShape>& info) {
-                           return std::string(info.param.name);
-                         });
+                         ::testing::Values(Shape{"fast_c10", 10, 20}, Shape{"busy_c100", 100, 200},
+                                           Shape{"high_concurrency_c200", 200, 1000}),
+                         shape_name);
 
 // The service got slower by itself (a deploy: 20 ms learnt, 30 ms now) and
 // runs at 0.9x of its new capacity: learnt knowledge must not refuse it.

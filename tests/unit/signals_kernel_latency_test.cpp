@@ -2,6 +2,9 @@
 // latency of the protected ports, and how full the adaptive limit is.
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "common/expect_refused.h"
 #include "config/config.h"
 #include "signals/kernel_latency_signal.h"
 #include "signals/limit_signal.h"
@@ -53,16 +56,14 @@ TEST(KernelLatencySignal, NoSampleReadsZero) {
   EXPECT_DOUBLE_EQ(KernelLatencySignal::value_of(snap, M::kResponse, S::kP99, 8080), 0.0);
 }
 
+// t.toml: a kernel_latency signal "rt" with these keys besides.
+Result<config::Config> rt_signal(const std::string& keys) {
+  return config::parse_config("[[signal]]\nname = \"rt\"\nkind = \"kernel_latency\"\n" + keys,
+                              "t.toml");
+}
+
 TEST(KernelLatencySignal, BuiltFromConfigReadsThroughTheReader) {
-  auto cfg = config::parse_config(R"(
-[[signal]]
-name = "rt"
-kind = "kernel_latency"
-statistic = "p90"
-port = 443
-target = 0.05
-)",
-                                  "t.toml");
+  auto cfg = rt_signal("statistic = \"p90\"\nport = 443\ntarget = 0.05\n");
   ASSERT_TRUE(cfg) << cfg.error().message;
   SignalSet::DataplaneReaders readers;
   readers.latency = [] { return Result<LatencySnapshot>(two_ports()); };
@@ -74,19 +75,9 @@ target = 0.05
 }
 
 TEST(KernelLatencySignal, UnknownStatisticIsRefusedWithItsPlace) {
-  auto cfg = config::parse_config(R"(
-[[signal]]
-name = "rt"
-kind = "kernel_latency"
-statistic = "p95"
-target = 0.05
-)",
-                                  "t.toml");
+  auto cfg = rt_signal("statistic = \"p95\"\ntarget = 0.05\n");
   ASSERT_TRUE(cfg) << cfg.error().message;
-  auto set = SignalSet::build(cfg->signals, {});
-  ASSERT_FALSE(set);
-  EXPECT_NE(set.error().message.find("t.toml:"), std::string::npos) << set.error().message;
-  EXPECT_NE(set.error().message.find("statistic"), std::string::npos) << set.error().message;
+  testing::expect_refused(SignalSet::build(cfg->signals, {}), {"t.toml:", "statistic"});
 }
 
 TEST(LimitSignal, InflightOverTheLimit) {

@@ -6,25 +6,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/expect_refused.h"
 #include "common/temp_file.h"
 #include "config/config.h"
 #include "signals/netstat_signal.h"
 #include "signals/parse/netstat.h"
+#include "unit/fixture_text.h"
 
 namespace edgeshed::signals {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing::fixture;
 using testing::TempFile;
-
-std::string fixture(const std::string& name) {
-  auto path = std::filesystem::path(__FILE__).parent_path() / "fixtures" / name;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string tcp_ext(uint64_t overflows, uint64_t drops) {
   return "TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPReqQFullDrop\n"
@@ -67,12 +62,7 @@ TEST(NetstatParse, RejectsMalformedTextNamingTheLine) {
       {"TcpExt: A\nTcpExt: 1\nTcpExt: A\nTcpExt: 1\n", "line 3: section TcpExt appears twice"},
       {"garbage without colon\n", "line 1: expected '<Section>: ...', found 'garbage"},
   };
-  for (auto [text, want] : bad) {
-    auto n = parse_netstat(text);
-    ASSERT_FALSE(n) << text;
-    EXPECT_NE(n.error().message.find(want), std::string::npos)
-        << "input: " << text << "\nerror: " << n.error().message;
-  }
+  testing::expect_refusals(bad, [](const char* text) { return parse_netstat(text); });
 }
 
 TEST(NetstatParse, MissingSectionOrCounterSaysSo) {

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string_view>
 
+#include "common/expect_refused.h"
 #include "common/wait_until.h"
 #include "config/config.h"
 #include "signals/probe_signal.h"
@@ -49,6 +51,13 @@ double first_value(ProbeSignal& probe) {
   return s ? s->value : -1;
 }
 
+// The first probe failed, worth its timeout (timeout_s), and said what.
+void expect_first_failed(ProbeSignal& probe, double timeout_s, std::string_view what) {
+  EXPECT_DOUBLE_EQ(first_value(probe), timeout_s);
+  EXPECT_EQ(probe.failures(), 1u);
+  EXPECT_NE(probe.last_failure().find(what), std::string::npos) << probe.last_failure();
+}
+
 TEST(ProbeConfig, DefaultsAndEveryKey) {
   auto minimal = probe_options(probe_config(target(8080)));
   ASSERT_TRUE(minimal) << minimal.error().message;
@@ -86,12 +95,7 @@ TEST(ProbeConfig, EveryBadKeyIsReportedWithItsLocation) {
        "t.toml:8:1: signal[0].url: unknown key for kind probe (allowed: address, port, "
        "http_path, interval, timeout, source)"},
   };
-  for (const auto& [keys, want] : bad) {
-    auto o = probe_options(probe_config(keys));
-    ASSERT_FALSE(o) << keys;
-    EXPECT_NE(o.error().message.find(want), std::string::npos)
-        << "keys: " << keys << "\nerror: " << o.error().message << "\nwanted: " << want;
-  }
+  testing::expect_refusals(bad, [](const auto& keys) { return probe_options(probe_config(keys)); });
   auto stale = probe_options(probe_config(target(80), "1s"));
   ASSERT_FALSE(stale);
   EXPECT_NE(stale.error().message.find("must be at least interval + timeout (2s)"),
@@ -122,10 +126,7 @@ TEST(ProbeConnect, IPv6LoopbackAndABoundSource) {
 TEST(ProbeConnect, ARefusedPortIsAFailureWorthTheTimeout) {
   auto probe =
       make_probe(target(testing::closed_port()) + "interval = \"1s\"\ntimeout = \"300ms\"\n");
-  EXPECT_DOUBLE_EQ(first_value(*probe), 0.3);
-  EXPECT_EQ(probe->failures(), 1u);
-  EXPECT_NE(probe->last_failure().find("Connection refused"), std::string::npos)
-      << probe->last_failure();
+  expect_first_failed(*probe, 0.3, "Connection refused");
 }
 
 TEST(ProbeConnect, AFullAcceptQueueTimesOut) {
@@ -169,10 +170,7 @@ TEST(ProbeHttp, AServerThatNeverAnswersTimesOut) {
   });
   auto probe = make_probe(target(server.port()) +
                           "http_path = \"/health\"\ninterval = \"1s\"\ntimeout = \"100ms\"\n");
-  EXPECT_DOUBLE_EQ(first_value(*probe), 0.1);
-  EXPECT_EQ(probe->failures(), 1u);
-  EXPECT_NE(probe->last_failure().find("timed out after 100ms"), std::string::npos)
-      << probe->last_failure();
+  expect_first_failed(*probe, 0.1, "timed out after 100ms");
 }
 
 TEST(ProbeHttp, ANonSuccessAnswerIsAFailure) {
@@ -180,10 +178,7 @@ TEST(ProbeHttp, ANonSuccessAnswerIsAFailure) {
       [](const std::string&) { return TestHttpServer::status(503, "Service Unavailable"); });
   auto probe = make_probe(target(server.port()) +
                           "http_path = \"/health\"\ninterval = \"1s\"\ntimeout = \"200ms\"\n");
-  EXPECT_DOUBLE_EQ(first_value(*probe), 0.2);
-  EXPECT_EQ(probe->failures(), 1u);
-  EXPECT_NE(probe->last_failure().find("/health: HTTP 503 Service Unavailable"), std::string::npos)
-      << probe->last_failure();
+  expect_first_failed(*probe, 0.2, "/health: HTTP 503 Service Unavailable");
 }
 
 TEST(ProbeSignalSet, BuiltFromConfigAndSampledWithoutWaiting) {

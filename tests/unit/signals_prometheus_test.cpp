@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/expect_refused.h"
 #include "common/wait_until.h"
 #include "config/config.h"
 #include "signals/http_client.h"
@@ -17,22 +18,16 @@
 #include "signals/prometheus_signal.h"
 #include "signals/signal_set.h"
 #include "signals_test_server.h"
+#include "unit/fixture_text.h"
 
 namespace edgeshed::signals {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
+using testing::fixture;
 using testing::TestHttpServer;
 using testing::wait_until;
-
-std::string fixture(const std::string& name) {
-  auto path = std::filesystem::path(__FILE__).parent_path() / "fixtures" / name;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 nanoseconds mono_now() { return std::chrono::steady_clock::now().time_since_epoch(); }
 
@@ -173,12 +168,7 @@ TEST(PromText, RejectsMalformedInputNamingTheLineAndTheProblem) {
       {"ok 1\n\n# fine\nbad{ 1", "line 4: bad label name '1'"},
       {"ok 1\nbad{a=\"1\"", "line 2: unterminated label set"},
   };
-  for (auto [text, want] : bad) {
-    auto e = parse_prometheus_text(text);
-    ASSERT_FALSE(e) << "accepted: " << text;
-    EXPECT_NE(e.error().message.find(want), std::string::npos)
-        << "input: " << text << "\nerror: " << e.error().message << "\nwanted: " << want;
-  }
+  testing::expect_refusals(bad, [](const char* text) { return parse_prometheus_text(text); });
 }
 
 TEST(PromText, MutatedInputIsParsedOrRejectedWithALineNumberNeverCrashes) {
@@ -585,11 +575,7 @@ TEST(ScrapeUrl, RejectsWhatItCannotFetch) {
       {"http://h/a b", "spaces or control characters"},
       {"http://h h/", "bad character in host"},
   };
-  for (auto [url, want] : bad) {
-    auto u = parse_http_url(url);
-    ASSERT_FALSE(u) << url;
-    EXPECT_NE(u.error().message.find(want), std::string::npos) << u.error().message;
-  }
+  testing::expect_refusals(bad, [](const char* url) { return parse_http_url(url); });
 }
 
 // ----------------------------------------------------------- HTTP client
@@ -950,10 +936,7 @@ TEST(ScrapeSource, BadKeysFailTheBuildWithTheirLocation) {
       "url = \"https://x/\"\nmetric = \"m\"\n",
       "t.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
-  auto set = SignalSet::build(cfg->signals, {});
-  ASSERT_FALSE(set);
-  EXPECT_NE(set.error().message.find("t.toml:6:1: signal[0].url"), std::string::npos)
-      << set.error().message;
+  testing::expect_refused(SignalSet::build(cfg->signals, {}), {"t.toml:6:1: signal[0].url"});
 }
 
 }  // namespace

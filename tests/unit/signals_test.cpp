@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/expect_refused.h"
 #include "common/temp_file.h"
 #include "config/config.h"
 #include "config/signal_table.h"
@@ -51,11 +52,7 @@ TEST(PsiParse, RejectsMalformedInputWithAReason) {
       {"some avg10\n", "has no '='"},
       {"some\n", "has no fields"},
   };
-  for (auto [text, want] : bad) {
-    auto s = parse_psi(text);
-    ASSERT_FALSE(s) << text;
-    EXPECT_NE(s.error().message.find(want), std::string::npos) << s.error().message;
-  }
+  testing::expect_refusals(bad, [](const char* text) { return parse_psi(text); });
 }
 
 TEST(PsiMath, StallPercentOverTheTick) {
@@ -164,10 +161,7 @@ resource = "disk"
 )",
                                   "t.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
-  auto set = SignalSet::build(cfg->signals, {});
-  ASSERT_FALSE(set);
-  EXPECT_NE(set.error().message.find("t.toml:"), std::string::npos) << set.error().message;
-  EXPECT_NE(set.error().message.find("resource"), std::string::npos) << set.error().message;
+  testing::expect_refused(SignalSet::build(cfg->signals, {}), {"t.toml:", "resource"});
 }
 
 // The example config is what operators copy: every signal in it must build.

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -348,12 +349,8 @@ class PacketFuzz {
       return x;
     }
     const uint32_t c = class_of(v);
-    if (phase_.mode == EDGESHED_MODE_OFF) {
-      x.delta[cls_index(c, EDGESHED_CTR_PASS_MODE_OFF)] = 1;
-      return x;
-    }
-    if (phase_.stale_heartbeat) {
-      x.delta[cls_index(c, EDGESHED_CTR_FAIL_OPEN)] = 1;
+    if (const auto counter = passed_undecided()) {
+      x.delta[cls_index(c, *counter)] = 1;
       return x;
     }
     const Reason reason = c == EDGESHED_CLASS_BACKGROUND               ? kCap
@@ -395,18 +392,23 @@ class PacketFuzz {
     return x;
   }
 
+  // Mode off, then a silent controller, pass a new connection of either
+  // protocol before any decision: the class counter it moves, or nullopt
+  // when it is decided.
+  std::optional<int> passed_undecided() const {
+    if (phase_.mode == EDGESHED_MODE_OFF) return EDGESHED_CTR_PASS_MODE_OFF;
+    if (phase_.stale_heartbeat) return EDGESHED_CTR_FAIL_OPEN;
+    return std::nullopt;
+  }
+
   // A new QUIC connection: the class's fraction and rate apply, no cap, and
   // a shed Initial is dropped, never answered.
   Expected expect_quic(const FrameVerdict& v, bool shed_by_hash) const {
     Expected x;
     if (!quic_protected_port(v.dport)) return x;
     const uint32_t c = class_of(v);
-    if (phase_.mode == EDGESHED_MODE_OFF) {
-      x.delta[quic_index(c, EDGESHED_CTR_PASS_MODE_OFF)] = 1;
-      return x;
-    }
-    if (phase_.stale_heartbeat) {
-      x.delta[quic_index(c, EDGESHED_CTR_FAIL_OPEN)] = 1;
+    if (const auto counter = passed_undecided()) {
+      x.delta[quic_index(c, *counter)] = 1;
       return x;
     }
     if (v.payload_len < kQuicMinInitial) {

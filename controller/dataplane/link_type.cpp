@@ -31,19 +31,32 @@ bool is_ip_link(int type) {
          std::end(kIpLinkTypes);
 }
 
-}  // namespace
-
-Result<LinkFraming> read_link_framing(const std::string& iface) {
+// An interface request on a socket of this namespace (/sys may show another
+// one's devices); what names the answer for an error.
+Status interface_ioctl(const std::string& iface, unsigned long op, ifreq& request,
+                       const char* what) {
   if (iface.empty() || iface.size() >= IFNAMSIZ) {
     return make_error("interface name '" + iface + "' is not a valid name");
   }
-  // A socket of this namespace: /sys may show another one's devices.
   const Fd sock(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!sock) return make_error("cannot open a socket to read the link type: " + errno_text(errno));
-  ifreq request{};
+  if (!sock) {
+    return make_error(std::string("cannot open a socket to read ") + what + ": " +
+                      errno_text(errno));
+  }
   std::memcpy(request.ifr_name, iface.data(), iface.size());
-  if (ioctl(sock.get(), SIOCGIFHWADDR, &request) != 0) {
-    return make_error("cannot read the link type of " + iface + ": " + errno_text(errno));
+  if (ioctl(sock.get(), op, &request) != 0) {
+    return make_error(std::string("cannot read ") + what + " of " + iface + ": " +
+                      errno_text(errno));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<LinkFraming> read_link_framing(const std::string& iface) {
+  ifreq request{};
+  if (auto s = interface_ioctl(iface, SIOCGIFHWADDR, request, "the link type"); !s) {
+    return s.error();
   }
   const int type = request.ifr_hwaddr.sa_family;
   LinkFraming link;
@@ -61,19 +74,11 @@ Result<LinkFraming> read_link_framing(const std::string& iface) {
 }
 
 Result<bool> strips_vlan_tags(const std::string& iface) {
-  if (iface.empty() || iface.size() >= IFNAMSIZ) {
-    return make_error("interface name '" + iface + "' is not a valid name");
-  }
-  const Fd sock(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!sock) return make_error("cannot open a socket to read offloads: " + errno_text(errno));
   ethtool_value flags{};
   flags.cmd = ETHTOOL_GFLAGS;
   ifreq request{};
-  std::memcpy(request.ifr_name, iface.data(), iface.size());
   request.ifr_data = reinterpret_cast<char*>(&flags);
-  if (ioctl(sock.get(), SIOCETHTOOL, &request) != 0) {
-    return make_error("cannot read the offloads of " + iface + ": " + errno_text(errno));
-  }
+  if (auto s = interface_ioctl(iface, SIOCETHTOOL, request, "the offloads"); !s) return s.error();
   return (flags.data & ETH_FLAG_RXVLAN) != 0;
 }
 

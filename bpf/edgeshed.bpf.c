@@ -152,19 +152,21 @@ int edgeshed_xdp_dev(struct xdp_md *ctx)
 }
 
 /*
- * Trims the frame to the RST written over its start. An skb whose sender set
- * its transport header (a local or veth sender) cannot be cut short of the
- * SYN's TCP header: kept that long, the bytes past the RST's IP length are
- * padding, which the receiver trims.
+ * Takes the SYN's IP options or IPv6 extension headers out, so that the
+ * RST's TCP header lands where the SYN's was: a local or veth sender's skb
+ * keeps its transport header and checksum offsets there, below which
+ * neither bpf_skb_change_tail() nor the receiver's trim will cut it.
  */
-static __always_inline int tc_trim_rst(struct __sk_buff *skb, int len,
-				       const struct edgeshed_pkt *pkt)
+static __always_inline int tc_drop_ip_extras(struct __sk_buff *skb,
+					     const struct edgeshed_pkt *pkt)
 {
-	__u32 padded = pkt->l4_off + sizeof(struct tcphdr);
+	__u32 base = pkt->family == AF_INET ? sizeof(struct iphdr) :
+					      sizeof(struct ipv6hdr);
 
-	if (!bpf_skb_change_tail(skb, len, 0))
+	if (pkt->l4_off <= pkt->l3_off + base)
 		return 0;
-	return padded > (__u32)len ? bpf_skb_change_tail(skb, padded, 0) : -1;
+	return bpf_skb_adjust_room(skb, -(__s32)(pkt->l4_off - pkt->l3_off - base),
+				   BPF_ADJ_ROOM_NET, 0);
 }
 
 SEC("tc")
@@ -207,8 +209,13 @@ int edgeshed_tc(struct __sk_buff *skb)
 	case EDGESHED_VERDICT_DROP:
 		return TC_ACT_SHOT;
 	case EDGESHED_VERDICT_RST:
+		/* Where it cannot (over 4 KiB of them, or a tag still in the
+		 * frame), the trim may still do: the sender set no offsets. */
+		tc_drop_ip_extras(skb, &pkt);
+		data_end = (void *)(long)skb->data_end;
+		data = (void *)(long)skb->data;
 		len = edgeshed_write_rst(data, data_end, &pkt);
-		if (len < 0 || tc_trim_rst(skb, len, &pkt)) {
+		if (len < 0 || bpf_skb_change_tail(skb, len, 0)) {
 			count_rst(class_id, 0);
 			return TC_ACT_SHOT;
 		}

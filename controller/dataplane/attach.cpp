@@ -21,6 +21,7 @@
 #include "dataplane/pin_dirs.h"
 #include "dataplane/skeleton.h"
 #include "dataplane/tc_filters.h"
+#include "dataplane/vlan_devices.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed {
@@ -209,10 +210,14 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (!ifindex) return ifindex.error();
   auto link = read_link_framing(opts.iface);
   if (!link) return link.error();
-  if (link->framing == EDGESHED_FRAMING_IP && opts.hook == EDGESHED_HOOK_XDP) {
+  // Native XDP never sees an IP device's packets; generic XDP reads the
+  // first 14 bytes of whatever it returns as an Ethernet header and, the
+  // RST's addresses being swapped there, sends it with a protocol that a
+  // tunnel's transmit drops. TC keeps the skb's protocol.
+  if (link->framing == EDGESHED_FRAMING_IP && opts.hook != EDGESHED_HOOK_TC) {
     return make_error(opts.iface +
-                      " is an IP device (a tunnel, WireGuard or tun): native XDP sees none of "
-                      "its packets; attach with --hook tc or --hook xdp-generic");
+                      " is an IP device (a tunnel, WireGuard or tun): XDP cannot answer its "
+                      "packets; attach with --hook tc");
   }
   if (auto s = ensure_bpffs(); !s) return s.error();
   if (auto s = make_private_dir(EDGESHED_PIN_ROOT); !s) return s.error();
@@ -269,10 +274,11 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (!wanted) return wanted.error();
   if (auto s = destinations->replace(*wanted); !s) return s.error();
   cfg.flags |= EDGESHED_CFG_F_DESTINATIONS;
+  cfg.flags &= ~EDGESHED_CFG_F_RX_VLAN_STRIPPED;  // an adopted config's is of its attach
   if (opts.hook == EDGESHED_HOOK_XDP) {
-    auto strips = strips_vlan_tags(opts.iface);
-    if (!strips) return strips.error();
-    if (*strips) cfg.flags |= EDGESHED_CFG_F_RX_VLAN_STRIPPED;
+    auto hidden = vlan_tags_hidden_from_xdp(opts.iface, *ifindex);
+    if (!hidden) return hidden.error();
+    if (*hidden) cfg.flags |= EDGESHED_CFG_F_RX_VLAN_STRIPPED;
   }
   if (!adopted) {
     if (auto s = maps->write_config(cfg); !s) return s.error();

@@ -1,12 +1,15 @@
 #include "dataplane/skeleton.h"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
 
+#include "common/fd.h"
 #include "dataplane/errno_message.h"
 #include "edgeshed.skel.h"
 #include "edgeshed/abi.h"
@@ -49,13 +52,13 @@ void drop_unsupported_latency(edgeshed_bpf* skel) {
   drop_reclaim(skel);
 }
 
-// The class rates (GCRA due times), the RST ceiling and the reflection
-// limit: per host, so that attaching a second interface does not double
-// them.
 // linux/bpf.h's BPF_F_XDP_DEV_BOUND_ONLY (Linux 6.3), newer than the
 // headers some distributions build with.
 constexpr uint32_t kXdpDevBoundOnly = 1U << 6;
 
+// The class rates (GCRA due times), the RST ceiling and the reflection
+// limit: per host, so that attaching a second interface does not double
+// them.
 constexpr std::string_view kHostMaps[] = {"es_buckets", "es_rst_budget", "es_rst_reflect",
                                           "es_rst_reflect_new"};
 
@@ -69,6 +72,23 @@ bool kernel_reads_rx_vlan_tag() {
   return found;
 }
 
+// Whether the device takes an XDP program bound to it (its driver has
+// native XDP): a two-instruction XDP_PASS program, loaded bound and closed.
+bool device_binds_xdp(int ifindex) {
+  // {code, dst_reg, src_reg, off, imm}: r0 = XDP_PASS; exit.
+  const bpf_insn pass[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  bpf_prog_load_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.prog_ifindex = static_cast<uint32_t>(ifindex);
+  opts.prog_flags = kXdpDevBoundOnly;
+  const Fd probe(
+      bpf_prog_load(BPF_PROG_TYPE_XDP, "es_bind_probe", "GPL", pass, std::size(pass), &opts));
+  return probe.valid();
+}
+
 }  // namespace
 
 bool Skeleton::is_host_map(std::string_view name) {
@@ -76,22 +96,16 @@ bool Skeleton::is_host_map(std::string_view name) {
 }
 
 Result<Skeleton> Skeleton::load(const std::string& pin_dir, uint32_t framing, int xdp_ifindex) {
-  if (xdp_ifindex != 0 && kernel_reads_rx_vlan_tag()) {
-    int err = 0;
-    auto bound = load_once(pin_dir, framing, xdp_ifindex, err);
-    // A device without native XDP takes no program bound to it; the attach
-    // that follows says it has none. Any other failure is the load's own.
-    if (bound || (err != -EINVAL && err != -EOPNOTSUPP)) return bound;
-  }
-  int err = 0;
-  return load_once(pin_dir, framing, 0, err);
+  // A device without native XDP takes no program bound to it; the attach
+  // that follows says it has none.
+  const bool bind = xdp_ifindex != 0 && kernel_reads_rx_vlan_tag() && device_binds_xdp(xdp_ifindex);
+  return load_once(pin_dir, framing, bind ? xdp_ifindex : 0);
 }
 
-Result<Skeleton> Skeleton::load_once(const std::string& pin_dir, uint32_t framing, int xdp_ifindex,
-                                     int& err) {
+Result<Skeleton> Skeleton::load_once(const std::string& pin_dir, uint32_t framing,
+                                     int xdp_ifindex) {
   Skeleton skel(edgeshed_bpf__open());
   if (!skel.get()) {
-    err = -errno;
     return make_error("cannot open the BPF object: " + errno_text(errno));
   }
   skel->rodata->es_framing = framing;
@@ -113,14 +127,13 @@ Result<Skeleton> Skeleton::load_once(const std::string& pin_dir, uint32_t framin
       if (bpf_map__is_internal(map)) continue;
       const char* name = bpf_map__name(map);
       std::string path = (is_host_map(name) ? host_dir : pin_dir) + "/" + name;
-      if (int e = bpf_map__set_pin_path(map, path.c_str()); e) {
-        err = e;
-        return make_error("cannot set pin path " + path + ": " + errno_text(e));
+      if (int err = bpf_map__set_pin_path(map, path.c_str()); err) {
+        return make_error("cannot set pin path " + path + ": " + errno_text(err));
       }
     }
   }
   drop_unsupported_latency(skel.get());
-  if (err = edgeshed_bpf__load(skel.get()); err) {
+  if (int err = edgeshed_bpf__load(skel.get()); err) {
     std::string hint =
         err == -EPERM ? " (root, or CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON, are needed)" : "";
     if (!pin_dir.empty() && err == -EINVAL) {
@@ -134,10 +147,6 @@ Result<Skeleton> Skeleton::load_once(const std::string& pin_dir, uint32_t framin
 const bpf_program* Skeleton::xdp_program() const {
   return bpf_program__autoload(skel_->progs.edgeshed_xdp_dev) ? skel_->progs.edgeshed_xdp_dev
                                                               : skel_->progs.edgeshed_xdp;
-}
-
-bool Skeleton::reads_rx_vlan_tag() const {
-  return bpf_program__autoload(skel_->progs.edgeshed_xdp_dev);
 }
 
 bool Skeleton::reclaims_idle() const {

@@ -29,17 +29,14 @@ class Skeleton {
   // tracepoints (see measures_response()). framing (enum edgeshed_framing)
   // is how the attached device's frames start. xdp_ifindex: the device
   // whose native XDP will run the program, which is then bound to it where
-  // the kernel lets it ask the driver for a stripped VLAN tag (see
-  // reads_rx_vlan_tag()); 0 for any other hook.
+  // the kernel lets it ask the driver for a stripped VLAN tag (Linux 6.8)
+  // and the driver has native XDP; 0 for any other hook.
   static Result<Skeleton> load(const std::string& pin_dir = "",
                                uint32_t framing = EDGESHED_FRAMING_ETHERNET, int xdp_ifindex = 0);
 
   // The XDP program loaded: edgeshed_xdp_dev when bound to the device,
   // else edgeshed_xdp.
   const bpf_program* xdp_program() const;
-  // Whether the XDP program is bound to its device and reads the VLAN tag
-  // that the NIC stripped (Linux 6.8 and later, native XDP).
-  bool reads_rx_vlan_tag() const;
 
   // Whether the response-time programs are loaded (Linux 6.11 and later).
   bool measures_response() const;
@@ -54,9 +51,8 @@ class Skeleton {
 
  private:
   explicit Skeleton(edgeshed_bpf* skel) : skel_(skel) {}
-  // err: libbpf's, for load() to tell a device without native XDP.
-  static Result<Skeleton> load_once(const std::string& pin_dir, uint32_t framing, int xdp_ifindex,
-                                    int& err);
+  // xdp_ifindex: bind the XDP program to that device, or 0.
+  static Result<Skeleton> load_once(const std::string& pin_dir, uint32_t framing, int xdp_ifindex);
   std::unique_ptr<edgeshed_bpf, SkeletonDeleter> skel_;
 };
 

@@ -153,9 +153,10 @@ enum edgeshed_global_counter {
 	 * destination not this host's (EDGESHED_CFG_F_DESTINATIONS): routed
 	 * through, passed untouched, no token taken. */
 	EDGESHED_GCTR_TRANSIT,
-	/* Shed SYN at native XDP on a NIC that strips VLAN tags, whose tag
-	 * the driver cannot tell (EDGESHED_CFG_F_RX_VLAN_STRIPPED): dropped,
-	 * since its RST would leave untagged, on the native VLAN. */
+	/* Shed SYN at native XDP on a NIC that strips the tags of the VLANs
+	 * the host serves (EDGESHED_CFG_F_RX_VLAN_STRIPPED), whose tag the
+	 * driver cannot tell: dropped, since its RST would leave untagged, on
+	 * the native VLAN. */
 	EDGESHED_GCTR_RST_VLAN_UNKNOWN,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
@@ -265,9 +266,9 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_config) == 80, "config ABI");
  * routes, and the operator's destination prefixes) are decided; the rest is
  * transit. Without it, every destination is. */
 #define EDGESHED_CFG_F_DESTINATIONS (1u << 1)
-/* At native XDP, the NIC strips VLAN tags (rx-vlan-offload): a frame's tag
- * is not in its bytes, only in what the driver tells through
- * bpf_xdp_metadata_rx_vlan_tag(). */
+/* At native XDP, the NIC strips VLAN tags (rx-vlan-offload) and the host
+ * serves VLANs on it (a VLAN device): a frame's tag is not in its bytes,
+ * only in what the driver tells through bpf_xdp_metadata_rx_vlan_tag(). */
 #define EDGESHED_CFG_F_RX_VLAN_STRIPPED (1u << 2)
 
 /*

@@ -37,11 +37,14 @@ TUNSETLINK = 0x400454CD
 IFF_TUN = 0x0001
 IFF_NO_PI = 0x1000
 MAX_PACKET = 65535
+TUN_PI_IPV4 = struct.pack("!HH", 0, 0x0800)  # struct tun_pi: flags, ETH_P_IP
 
 
-def open_tun(name: str) -> int:
+def open_tun(name: str, packet_info: bool = False) -> int:
+    """packet_info: each packet carries its skb's protocol (struct tun_pi)."""
     fd = os.open("/dev/net/tun", os.O_RDWR)
-    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), IFF_TUN | IFF_NO_PI))
+    flags = IFF_TUN if packet_info else IFF_TUN | IFF_NO_PI
+    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), flags))
     return fd
 
 
@@ -54,7 +57,9 @@ def set_link_type(args: argparse.Namespace) -> None:
 
 
 def endpoint(args: argparse.Namespace) -> None:
-    tun = open_tun(args.tun)
+    # With the packet info, as IPIP's transmit does: a packet whose skb
+    # says it is not IPv4 is dropped, whatever its bytes are.
+    tun = open_tun(args.tun, packet_info=True)
     # A raw socket of protocol 4 receives every IPIP packet, outer header
     # first, and sends what it is given inside one; with it open, the
     # kernel answers none of them with "protocol unreachable".
@@ -66,10 +71,11 @@ def endpoint(args: argparse.Namespace) -> None:
         if underlay in ready:
             packet, source = underlay.recvfrom(MAX_PACKET)
             if source[0] == args.remote:
-                os.write(tun, packet[(packet[0] & 0x0F) * 4:])
+                os.write(tun, TUN_PI_IPV4 + packet[(packet[0] & 0x0F) * 4:])
         if tun in ready:
-            inner = os.read(tun, MAX_PACKET)
-            if inner and inner[0] >> 4 == 4:
+            read = os.read(tun, MAX_PACKET)
+            inner = read[len(TUN_PI_IPV4):]
+            if read[:len(TUN_PI_IPV4)] == TUN_PI_IPV4 and inner and inner[0] >> 4 == 4:
                 underlay.sendto(inner, (args.remote, 0))
 
 

@@ -209,11 +209,6 @@ TEST(CapacityWarmStartTest, KnowledgeOfAnotherServiceIsIgnored) {
 // 4 x initial (80), 100 x 200 ms exponential completed 62% of capacity from
 // 2 s on, 200 x 1 s exponential 55%.
 TEST(CapacityWarmStartTest, HalfLoadThenOverload) {
-  struct Shape {
-    const char* name;
-    uint32_t workers;
-    double service_ms;
-  };
   for (const Shape& c : {Shape{"fast_c10", 10, 20}, Shape{"busy_c100", 100, 200},
                          Shape{"high_concurrency_c200", 200, 1000}}) {
     for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {

@@ -22,8 +22,7 @@ namespace edgeshed::config::sections {
 inline constexpr uint64_t kMaxConnections = 1'000'000;
 inline constexpr uint64_t kMaxRate = 1'000'000'000;
 
-// Names of the config's own enums, indexed by their values.
-inline constexpr std::array<std::string_view, 2> kOnExitNames = {"fail_open", "detach"};
+// Names of the signal kinds, indexed by SignalKind.
 inline constexpr std::array<std::string_view, 11> kSignalKindNames = {
     "inflight", "accept_queue", "dataplane", "netstat",        "psi",  "prometheus",
     "probe",    "synthetic",    "file",      "kernel_latency", "limit"};

@@ -67,7 +67,7 @@ Result<std::unique_ptr<SignalSource>> make_dataplane_rate(
                                               : Counter::kSyn;
   std::optional<uint32_t> class_id;
   if (auto name = p.string("class")) {
-    auto parsed = law::parse_traffic_class(*name);
+    auto parsed = names::parse<law::TrafficClass>(*name);
     if (parsed) {
       class_id = static_cast<uint32_t>(*parsed);
     } else {

@@ -26,7 +26,12 @@ int fail(const std::string& message) {
 
 void add_attach_command(CLI::App& app, CliContext& ctx) {
   struct Args {
-    std::string iface, hook = "xdp", mode = "observe", action = "rst", draw = "source_hash";
+    // The defaults are AttachOptions', by name.
+    std::string iface;
+    std::string hook{names::name_of(names::kHooks, AttachOptions{}.hook)};
+    std::string mode{names::name_of(names::kModes, AttachOptions{}.mode)};
+    std::string action{names::name_of(names::kActions, AttachOptions{}.action)};
+    std::string draw{names::name_of(names::kDraws, AttachOptions{}.draw)};
     std::vector<std::string> ports, quic_ports, destinations;
     double heartbeat_timeout_ms = 1000;
     uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;

@@ -160,6 +160,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       std::cout << (attached->adopted ? "replaced programs on " : "attached to ") << opts.iface
                 << " at " << hook_name(opts.hook) << ", mode " << mode_name(opts.mode)
                 << ", action " << action_name(opts.action) << "\n";
+      if (!attached->xdp_way.empty()) std::cout << attached->xdp_way << "\n";
       return 0;
     };
   });

@@ -88,6 +88,25 @@ for hook in xdp xdp-generic; do
 	[ "${sent:-0}" -ge 3 ] || fail "$hook: rst_sent $sent after three refusals (status: $json)"
 	pass "$hook: re-attach replaced edgeshed's program beside xdp-filter, rst_sent=$sent"
 
+	# A daemon adopts the chained data plane, and so does one restarted
+	# after a SIGKILL: the neighbour stays behind edgeshed throughout.
+	dir=$(mktemp -d)
+	LAB_DIRS+=("$dir")
+	cfg=$(daemon_config --hook $hook "$dir" $PORT enforce)
+	log=$dir/daemon.log
+	chained_line="hands each frame it passes to the program that was there before, id $filter_id"
+	for start in 1 2; do
+		lab_daemon "$cfg" "$log"
+		wait_for --alive "$DAEMON" "daemon start $start adopts the chained data plane" \
+			bash -c "[ \$(grep -c 'adopted the data plane on $SRV_IF' '$log') -ge $start ] &&
+				[ \$(grep -c '$chained_line' '$log') -ge $start ]"
+		kill -KILL "$DAEMON"
+		{ wait "$DAEMON"; } 2>/dev/null || true
+	done
+	[ "$(xdp_prog_id)" != "$filter_id" ] || fail "$hook: the daemon gave the hook away"
+	expect_connect timeout $SRV_V4 $DENY # failed open: on to xdp-filter
+	pass "$hook: two daemons adopted the chained data plane: $(grep -m1 "$chained_line" "$log")"
+
 	in_srv "$EDGESHED" detach --iface "$SRV_IF"
 	[ "$(xdp_prog_id)" = "$filter_id" ] ||
 		fail "$hook: after detach the hook holds '$(xdp_prog_id)', not xdp-filter's $filter_id"

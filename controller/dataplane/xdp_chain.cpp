@@ -106,9 +106,10 @@ Status chain_xdp(int ifindex, uint32_t hook, int prog_fd, int slot_fd,
   if (bpf_map_update_elem(slot_fd, &zero, &next_fd, BPF_ANY) != 0) {
     const int err = errno;
     return make_error("cannot put " + what + " behind edgeshed: " + errno_text(err) +
-                      (err == EINVAL ? " (the kernel will not tail-call it from edgeshed's "
-                                       "program: another type, or frags support)"
-                                     : ""));
+                      (err == EINVAL
+                           ? " (the kernel will not tail-call it from edgeshed's "
+                             "program: another type, expected attach type or frags support)"
+                           : ""));
   }
   if (int err = swap_prog(ifindex, mode_flag(hook), prog_fd, next_fd); err != 0) {
     bpf_map_delete_elem(slot_fd, &zero);

@@ -27,8 +27,13 @@ class XdpChainTest : public ::testing::Test {
         {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, kNeighbourAction},
         {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
     };
+    // As libbpf loads a SEC("xdp") program: the kernel tail-calls only a
+    // program of the caller's expected attach type.
+    bpf_prog_load_opts opts{};
+    opts.sz = sizeof(opts);
+    opts.expected_attach_type = BPF_XDP;
     neighbour_.reset(
-        bpf_prog_load(BPF_PROG_TYPE_XDP, "es_neighbour", "GPL", prog, std::size(prog), nullptr));
+        bpf_prog_load(BPF_PROG_TYPE_XDP, "es_neighbour", "GPL", prog, std::size(prog), &opts));
     ASSERT_TRUE(neighbour_.valid()) << "cannot load the neighbour: " << errno;
   }
 

@@ -53,8 +53,8 @@ Result<std::string> attach_xdp(const Skeleton& skel, int ifindex, const AttachOp
                                const std::optional<XdpNeighbour>& neighbour) {
   int prog_fd = bpf_program__fd(skel.xdp_program());
   const std::string chained =
-      "edgeshed's XDP program runs first and hands each frame it passes "
-      "to the program that was there before, ";
+      "chained by a tail call (not libxdp's dispatcher): edgeshed's XDP program runs first "
+      "and hands each frame it passes to the program that was there before, ";
   if (xdp_chained(dir)) {
     if (auto s = rechain_xdp(ifindex, prog_fd, dir); !s) return s.error();
     return chained + xdp_slot_text(dir);

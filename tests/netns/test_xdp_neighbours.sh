@@ -12,6 +12,9 @@
 # behind its own program (a tail call on XDP_PASS). The test asserts the
 # behaviour both ways share and prints which one ran.
 source "$(dirname "$0")/lib.sh"
+# Once, under a loaded machine, the test stopped between the two hooks with
+# no message: say where a command failed.
+trap 'echo "test_xdp_neighbours: exit $? at line $LINENO" >&2' ERR
 
 PORT=8080 # edgeshed's protected port
 DENY=9191 # xdp-filter's denied port, protected by edgeshed too

@@ -141,7 +141,7 @@ static __always_inline int xdp_entry(struct xdp_md *ctx, int dev_bound)
 SEC("xdp")
 int edgeshed_xdp(struct xdp_md *ctx)
 {
-	return xdp_pass_on(ctx, xdp_entry(ctx, 0), 0);
+	return xdp_pass_on(ctx, xdp_entry(ctx, 0));
 }
 
 /* The same, bound to the device at load (native XDP on Linux 6.8 and later),
@@ -149,7 +149,7 @@ int edgeshed_xdp(struct xdp_md *ctx)
 SEC("xdp")
 int edgeshed_xdp_dev(struct xdp_md *ctx)
 {
-	return xdp_entry(ctx, 1);
+	return xdp_pass_on(ctx, xdp_entry(ctx, 1));
 }
 
 /*

@@ -18,14 +18,12 @@ struct {
 	__type(value, __u32);
 } es_xdp_next SEC(".maps");
 
-/* An empty slot is a failed tail call, and the frame passes as before. The
- * device-bound program holds no tail call: the kernel refuses a program
- * array to a program bound to a device. dev_bound is a compile-time
- * constant. */
-static __always_inline int xdp_pass_on(struct xdp_md *ctx, int action,
-				       int dev_bound)
+/* An empty slot is a failed tail call, and the frame passes as before. A
+ * device-bound program may tail-call; only the program in the slot may not
+ * be bound to a device (the kernel refuses it into a program array). */
+static __always_inline int xdp_pass_on(struct xdp_md *ctx, int action)
 {
-	if (action == XDP_PASS && !dev_bound)
+	if (action == XDP_PASS)
 		bpf_tail_call(ctx, &es_xdp_next, 0);
 	return action;
 }

@@ -246,18 +246,14 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto root = lock_pin_root();
   if (!root) return root.error();
   if (auto s = make_private_dir(host_pin_dir()); !s) return s.error();
-  // A program already on the XDP hook is chained behind ours, which then
-  // may not be bound to the device (the kernel gives no program array to a
-  // device-bound program).
+  // A program already on the XDP hook is chained behind ours.
   std::optional<XdpNeighbour> neighbour;
   if (opts.hook != EDGESHED_HOOK_TC && !exists(dir + "/" + kXdpLinkPin) && !xdp_chained(dir)) {
     auto found = xdp_neighbour(*ifindex, opts.hook, opts.iface);
     if (!found) return found.error();
     neighbour = *found;
   }
-  const bool chains = neighbour || xdp_chained(dir);
-  auto skel =
-      Skeleton::load(dir, link->framing, opts.hook == EDGESHED_HOOK_XDP && !chains ? *ifindex : 0);
+  auto skel = Skeleton::load(dir, link->framing, opts.hook == EDGESHED_HOOK_XDP ? *ifindex : 0);
   root->reset();
   if (!skel) return skel.error();
   auto maps = Maps::from_skeleton(*skel);

@@ -62,7 +62,7 @@ for hook in xdp xdp-generic; do
 			<<<"$out" || fail "$hook: attach does not say how it shares the hook: $out"
 		way="a tail call into xdp-filter's program"
 	fi
-	pass "$hook: edgeshed attached beside xdp-filter through $way"
+	pass "$hook: edgeshed ($(xdp_prog_name "$(xdp_prog_id)")) attached beside xdp-filter through $way"
 
 	# Both act. Admitting, edgeshed passes the denied port's SYN on to
 	# xdp-filter, which drops it: edgeshed runs first.

@@ -16,6 +16,7 @@
 #include "reclaim_idle.bpf.h"
 #include "rst.bpf.h"
 #include "tcp_iter.bpf.h"
+#include "xdp_chain.bpf.h"
 #include "xdp_vlan.bpf.h"
 
 #define TC_ACT_UNSPEC (-1)
@@ -140,7 +141,7 @@ static __always_inline int xdp_entry(struct xdp_md *ctx, int dev_bound)
 SEC("xdp")
 int edgeshed_xdp(struct xdp_md *ctx)
 {
-	return xdp_entry(ctx, 0);
+	return xdp_pass_on(ctx, xdp_entry(ctx, 0));
 }
 
 /* The same, bound to the device at load (native XDP on Linux 6.8 and later),
@@ -148,7 +149,7 @@ int edgeshed_xdp(struct xdp_md *ctx)
 SEC("xdp")
 int edgeshed_xdp_dev(struct xdp_md *ctx)
 {
-	return xdp_entry(ctx, 1);
+	return xdp_pass_on(ctx, xdp_entry(ctx, 1));
 }
 
 /*

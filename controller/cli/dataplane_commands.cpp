@@ -168,6 +168,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
                 << " at " << hook_name(opts.hook) << ", mode "
                 << names::name_of(names::kModes, opts.mode) << ", action "
                 << names::name_of(names::kActions, opts.action) << "\n";
+      if (!attached->xdp_way.empty()) std::cout << attached->xdp_way << "\n";
       return 0;
     };
   });

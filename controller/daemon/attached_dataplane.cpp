@@ -32,6 +32,7 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     }
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
                  iface.name, hook_name(opts.hook));
+    if (!attached->xdp_way.empty()) spdlog::info("{}: {}", iface.name, attached->xdp_way);
     interfaces_.push_back({iface.name, std::move(attached->maps), std::move(attached->seed),
                            std::move(attached->requests), std::move(attached->idle),
                            std::move(attached->destinations), attached->adopted});

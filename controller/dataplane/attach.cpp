@@ -22,6 +22,7 @@
 #include "dataplane/skeleton.h"
 #include "dataplane/tc_filters.h"
 #include "dataplane/vlan_devices.h"
+#include "dataplane/xdp_chain.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed {
@@ -44,21 +45,28 @@ Result<int> ifindex_of(const std::string& iface) {
   return static_cast<int>(idx);
 }
 
-// Refuses to take an interface whose XDP hook belongs to someone else.
-Status check_xdp_free(int ifindex, const std::string& iface) {
-  bpf_xdp_query_opts q{};
-  q.sz = sizeof(q);
-  if (bpf_xdp_query(ifindex, 0, &q) != 0) return {};  // old kernel: let attach say
-  if (q.prog_id != 0) {
-    return make_error("another XDP program (id " + std::to_string(q.prog_id) + ") is attached to " +
-                      iface + "; edgeshed will not replace it (remove it, or use --hook tc)");
-  }
-  return {};
-}
-
-Status attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
-                  const std::string& dir) {
+// Attaches the XDP program and says how. A program already on the hook is
+// chained behind edgeshed's (dataplane/xdp_chain.h); otherwise a pinned
+// bpf_link holds edgeshed's, and replacing it is one bpf_link_update().
+Result<std::string> attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
+                               const std::string& dir,
+                               const std::optional<XdpNeighbour>& neighbour) {
   int prog_fd = bpf_program__fd(skel.xdp_program());
+  const std::string chained =
+      "chained by a tail call (not libxdp's dispatcher): edgeshed's XDP program runs first "
+      "and hands each frame it passes to the program that was there before, ";
+  if (xdp_chained(dir)) {
+    if (auto s = rechain_xdp(ifindex, prog_fd, dir); !s) return s.error();
+    return chained + xdp_slot_text(dir);
+  }
+  if (neighbour) {
+    if (auto s = chain_xdp(ifindex, opts.hook, prog_fd, bpf_map__fd(skel->maps.es_xdp_next),
+                           *neighbour, dir);
+        !s) {
+      return s.error();
+    }
+    return chained + xdp_slot_text(dir) + "; `edgeshed detach` gives the hook back to it";
+  }
   std::string pin = dir + "/" + kXdpLinkPin;
   if (exists(pin)) {
     Fd link(bpf_obj_get(pin.c_str()));
@@ -67,9 +75,8 @@ Status attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
       return make_error("cannot replace the XDP program on " + opts.iface + ": " +
                         errno_text(errno));
     }
-    return {};
+    return std::string("edgeshed's XDP program alone on the hook (a bpf_link)");
   }
-  if (auto s = check_xdp_free(ifindex, opts.iface); !s) return s;
   bpf_link_create_opts lo{};
   lo.sz = sizeof(lo);
   lo.flags = opts.hook == EDGESHED_HOOK_XDP ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
@@ -85,7 +92,7 @@ Status attach_xdp(const Skeleton& skel, int ifindex, const AttachOptions& opts,
   if (bpf_obj_pin(link.get(), pin.c_str()) != 0) {
     return make_error("cannot pin " + pin + ": " + errno_text(errno));
   }
-  return {};
+  return std::string("edgeshed's XDP program alone on the hook (a bpf_link)");
 }
 
 // Removes our filter, and the clsact qdisc if edgeshed created it; returns
@@ -239,6 +246,13 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto root = lock_pin_root();
   if (!root) return root.error();
   if (auto s = make_private_dir(host_pin_dir()); !s) return s.error();
+  // A program already on the XDP hook is chained behind ours.
+  std::optional<XdpNeighbour> neighbour;
+  if (opts.hook != EDGESHED_HOOK_TC && !exists(dir + "/" + kXdpLinkPin) && !xdp_chained(dir)) {
+    auto found = xdp_neighbour(*ifindex, opts.hook, opts.iface);
+    if (!found) return found.error();
+    neighbour = *found;
+  }
   auto skel = Skeleton::load(dir, link->framing, opts.hook == EDGESHED_HOOK_XDP ? *ifindex : 0);
   root->reset();
   if (!skel) return skel.error();
@@ -291,12 +305,15 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   auto seed = InflightSeed::from_skeleton(*skel);
   if (!seed) return seed.error();
   if (auto s = seed->run(); !s) return s.error();
+  std::string xdp_way;
   if (opts.hook == EDGESHED_HOOK_TC) {
     auto created = attach_tc(*skel, *ifindex, opts);
     if (!created) return created.error();
     if (*created) cfg.flags |= EDGESHED_CFG_F_OWNS_QDISC;
   } else {
-    if (auto s = attach_xdp(*skel, *ifindex, opts, dir); !s) return s.error();
+    auto way = attach_xdp(*skel, *ifindex, opts, dir, neighbour);
+    if (!way) return way.error();
+    xdp_way = std::move(*way);
   }
   cfg.hook = opts.hook;
   if (auto s = maps->write_config(cfg); !s) {
@@ -312,8 +329,9 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (!requests) return requests.error();
   auto idle = IdleConnections::from_skeleton(*skel);
   if (!idle) return idle.error();
-  return Attached{std::move(*maps), std::move(*seed),         std::move(*requests),
-                  std::move(*idle), std::move(*destinations), adopted};
+  return Attached{std::move(*maps),  std::move(*seed),         std::move(*requests),
+                  std::move(*idle),  std::move(*destinations), adopted,
+                  std::move(xdp_way)};
 }
 
 }  // namespace
@@ -342,6 +360,8 @@ Status detach(const std::string& iface) {
           remove_tc(static_cast<int>(idx), our_abi && (cfg.flags & EDGESHED_CFG_F_OWNS_QDISC) != 0);
     }
   }
+  // Before the pins go: the slot holds the program to give the hook back to.
+  if (idx != 0 && xdp_chained(dir)) problems += unchain_xdp(static_cast<int>(idx), dir);
   for (const char* link_pin : kLinkPins) {
     std::string pin = dir + "/" + link_pin;
     if (Fd link(bpf_obj_get(pin.c_str())); link.valid()) bpf_link_detach(link.get());

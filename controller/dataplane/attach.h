@@ -59,6 +59,7 @@ struct Attached {
   IdleConnections idle;          // the walks that reclaim idle connections
   DestinationMaps destinations;  // what is this host's to decide
   bool adopted;                  // an attached data plane of the same ABI was taken over
+  std::string xdp_way;           // how the XDP program shares the hook; empty at tc
 };
 
 // Loads the programs with the maps pinned under pin_dir_for(iface) and

@@ -28,8 +28,6 @@ namespace edgeshed::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using LatencyMeasure;
-using PortLatency;
 
 constexpr size_t kRequestBytes = 64;
 constexpr size_t kResponseBytes = 512;

@@ -2,9 +2,9 @@
 
 #include <charconv>
 
+#include "common/duration.h"
+#include "common/ip_prefix.h"
 #include "common/names.h"
-#include "config/duration.h"
-#include "config/ip_prefix.h"
 #include "ipc/reset_target.h"
 
 namespace edgeshed {
@@ -39,7 +39,7 @@ CLI::Validator port_spec_validator() {
 CLI::Validator duration_validator(bool positive) {
   return CLI::Validator(
       [positive](const std::string& text) -> std::string {
-        auto d = config::parse_duration(text);
+        auto d = parse_duration(text);
         if (!d) return "duration '" + text + "': " + d.error().message;
         if (positive && d->count() <= 0) return "duration must be over 0";
         return "";
@@ -50,7 +50,7 @@ CLI::Validator duration_validator(bool positive) {
 CLI::Validator ip_prefix_validator() {
   return CLI::Validator(
       [](const std::string& text) -> std::string {
-        auto p = config::parse_ip_prefix(text);
+        auto p = parse_ip_prefix(text);
         return p ? "" : "prefix '" + text + "': " + p.error().message;
       },
       "CIDR");

@@ -144,7 +144,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       opts.hash_prefix4 = args->hash_prefix_v4;
       opts.hash_prefix6 = args->hash_prefix_v6;
       for (const auto& text : args->destinations) {
-        opts.destinations.push_back(*config::parse_ip_prefix(text));
+        opts.destinations.push_back(*parse_ip_prefix(text));
       }
       if (!args->ports.empty() || !args->quic_ports.empty() || args->no_port) {
         std::vector<PortClass> ports;

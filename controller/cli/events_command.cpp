@@ -12,8 +12,8 @@
 #include "cli/interface_targets.h"
 #include "cli/interrupt.h"
 #include "cli/status_model.h"
+#include "common/duration.h"
 #include "common/names.h"
-#include "config/duration.h"
 #include "dataplane/attach.h"
 #include "dataplane/events.h"
 
@@ -117,7 +117,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
       catch_interrupts();
       const auto start = std::chrono::steady_clock::now();
       const auto limit = args->duration.empty() ? std::chrono::nanoseconds::max()
-                                                : *config::parse_duration(args->duration);
+                                                : *parse_duration(args->duration);
       const auto slice = std::chrono::milliseconds(
           std::max<int64_t>(1, kPollSlice.count() / static_cast<int64_t>(readers.size())));
       while (!interrupted() && (!args->count || seen < args->count) &&

@@ -10,9 +10,9 @@
 #include "cli/commands.h"
 #include "cli/interface_targets.h"
 #include "cli/status_model.h"
+#include "common/duration.h"
+#include "common/ip_prefix.h"
 #include "common/names.h"
-#include "config/duration.h"
-#include "config/ip_prefix.h"
 #include "dataplane/attach.h"
 #include "ipc/control_socket.h"
 #include "ipc/reset_target.h"
@@ -39,7 +39,7 @@ void add_direct_iface_option(CLI::App* cmd, CliContext& ctx) {
 // --for, in seconds; none: until removed.
 std::optional<double> for_seconds(const std::string& for_text) {
   if (for_text.empty()) return std::nullopt;
-  return std::chrono::duration<double>(*config::parse_duration(for_text)).count();
+  return std::chrono::duration<double>(*parse_duration(for_text)).count();
 }
 
 // The CLI's choices are the protocol's names: parsing them cannot fail.
@@ -327,8 +327,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     rm->add_option("CIDR", a->cidr, "The prefix as added")->required();
     add_direct_iface_option(add, ctx);
     add_direct_iface_option(rm, ctx);
-    auto check = [a]() -> Result<config::IpPrefix> {
-      auto p = config::parse_ip_prefix(a->cidr);
+    auto check = [a]() -> Result<IpPrefix> {
+      auto p = parse_ip_prefix(a->cidr);
       if (!p) return make_error("prefix '" + a->cidr + "': " + p.error().message);
       return p;
     };
@@ -343,7 +343,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
               if (auto s = maps.set_prefix(prefix, *names::find(names::kClasses, a->cls)); !s)
                 return s;
-              std::cout << iface << ": " << config::to_string(prefix) << " classed " << a->cls
+              std::cout << iface << ": " << to_string(prefix) << " classed " << a->cls
                         << " (no daemon running: written to the data plane directly)\n";
               return {};
             });
@@ -358,7 +358,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
         return on_interfaces(
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
               if (auto s = maps.remove_prefix(prefix); !s) return s;
-              std::cout << iface << ": override of " << config::to_string(prefix)
+              std::cout << iface << ": override of " << to_string(prefix)
                         << " removed (no daemon running: written to the data plane directly)\n";
               return {};
             });

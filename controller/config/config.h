@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/ip_prefix.h"
 #include "common/names.h"
 #include "common/result.h"
-#include "config/ip_prefix.h"
 #include "edgeshed/abi.h"
 #include "law/control_law.h"
 #include "law/level_machine.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/duration.h"
 #include "common/names.h"
-#include "config/duration.h"
 #include "config/parse_sections.h"
 
 namespace edgeshed::config::sections {

@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "config/duration.h"
+#include "common/duration.h"
 #include "config/parse_sections.h"
 #include "config/signal_table.h"
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "common/duration.h"
 #include "common/edit_distance.h"
-#include "config/duration.h"
 
 namespace edgeshed::config {
 

@@ -91,7 +91,7 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
       auto source = config::signal_keys(sig)["source"].value<std::string>();
       if (!source) continue;
       bool v6 = source->find(':') != std::string::npos;
-      auto prefix = config::parse_ip_prefix(*source + (v6 ? "/128" : "/32"));
+      auto prefix = parse_ip_prefix(*source + (v6 ? "/128" : "/32"));
       if (!prefix) return make_error(sig.locate("source") + ": " + prefix.error().message);
       if (auto s = maps.set_prefix(*prefix, EDGESHED_CLASS_CRITICAL); !s) return s;
     }
@@ -111,7 +111,7 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
   return refresh_destinations(cfg.dataplane.destinations);
 }
 
-Status AttachedDataplane::refresh_destinations(const std::vector<config::IpPrefix>& configured) {
+Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& configured) {
   auto wanted = host_destinations(configured);
   if (!wanted) return wanted.error();
   for (const auto& iface : interfaces_) {
@@ -140,7 +140,7 @@ Result<edgeshed_stats> AttachedDataplane::read_stats(size_t i) const {
   return interfaces_[i].maps.read_stats();
 }
 
-Result<std::vector<signals::PortLatency>> AttachedDataplane::read_latency(size_t i) const {
+Result<std::vector<PortLatency>> AttachedDataplane::read_latency(size_t i) const {
   return interfaces_[i].maps.read_latency();
 }
 

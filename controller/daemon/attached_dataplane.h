@@ -32,7 +32,7 @@ class AttachedDataplane final : public DataplaneAccess {
   Status apply_settings(const config::Config& cfg);
   // The host's local routes (read now) and configured, into every
   // interface's destination tries: at a reload, and when the routes change.
-  Status refresh_destinations(const std::vector<config::IpPrefix>& configured);
+  Status refresh_destinations(const std::vector<IpPrefix>& configured);
   // For on_exit = detach.
   void detach_all();
 
@@ -40,7 +40,7 @@ class AttachedDataplane final : public DataplaneAccess {
   const std::string& interface_name(size_t i) const override { return interfaces_[i].name; }
   Result<LiveCounts> take_live_counts(size_t i) const override;
   Result<edgeshed_stats> read_stats(size_t i) const override;
-  Result<std::vector<signals::PortLatency>> read_latency(size_t i) const override;
+  Result<std::vector<PortLatency>> read_latency(size_t i) const override;
   Result<edgeshed_config> read_config(size_t i) const override;
   Status write_config(size_t i, const edgeshed_config& cfg) const override;
   Status publish(size_t i, const edgeshed_policy_set& set, uint64_t heartbeat_ns,

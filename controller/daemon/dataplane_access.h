@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "common/latency_window.h"
 #include "common/result.h"
 #include "dataplane/idle_connections.h"
 #include "dataplane/maps.h"
 #include "edgeshed/abi.h"
 #include "signals/accept_queue_signal.h"
-#include "signals/parse/latency_window.h"
 
 namespace edgeshed::daemon {
 
@@ -28,7 +28,7 @@ class DataplaneAccess {
   // The tracker's counts; takes the peaks, so once a tick.
   virtual Result<LiveCounts> take_live_counts(size_t i) const = 0;
   virtual Result<edgeshed_stats> read_stats(size_t i) const = 0;
-  virtual Result<std::vector<signals::PortLatency>> read_latency(size_t i) const = 0;
+  virtual Result<std::vector<PortLatency>> read_latency(size_t i) const = 0;
   virtual Result<edgeshed_config> read_config(size_t i) const = 0;
   virtual Status write_config(size_t i, const edgeshed_config& cfg) const = 0;
   virtual Status publish(size_t i, const edgeshed_policy_set& set, uint64_t heartbeat_ns,

@@ -3,12 +3,11 @@
 #include <set>
 
 namespace edgeshed::daemon {
-void LatencyFeed::update(
-    std::chrono::nanoseconds now,
-    const std::vector<Result<std::vector<signals::PortLatency>>>& per_interface) {
-  std::vector<signals::PortLatency> ports;
+void LatencyFeed::update(std::chrono::nanoseconds now,
+                         const std::vector<Result<std::vector<PortLatency>>>& per_interface) {
+  std::vector<PortLatency> ports;
   std::set<uint16_t> seen;
-  signals::PortLatency all;
+  PortLatency all;
   all.port = signals::kAllPorts;
   std::string error;
   for (const auto& read : per_interface) {
@@ -19,7 +18,7 @@ void LatencyFeed::update(
     for (const auto& p : *read) {
       if (p.port == signals::kAllPorts || !seen.insert(p.port).second) continue;
       ports.push_back(p);
-      for (size_t m = 0; m < signals::kLatencyMeasures; ++m) signals::add_histogram(all.measures[m], p.measures[m]);
+      for (size_t m = 0; m < kLatencyMeasures; ++m) add_histogram(all.measures[m], p.measures[m]);
     }
   }
   // A failed read feeds nothing: the window would take the missing ports'
@@ -34,15 +33,15 @@ void LatencyFeed::update(
   snapshot_.clear();
   for (const auto& p : ports) {
     auto& s = snapshot_[p.port];
-    s.response = window_.stats(p.port, signals::LatencyMeasure::kResponse);
-    s.connection = window_.stats(p.port, signals::LatencyMeasure::kConnection);
+    s.response = window_.stats(p.port, LatencyMeasure::kResponse);
+    s.connection = window_.stats(p.port, LatencyMeasure::kConnection);
   }
   error_.clear();
 }
 
-std::optional<signals::LatencyStats> LatencyFeed::limit_input() const {
+std::optional<LatencyStats> LatencyFeed::limit_input() const {
   if (!error_.empty()) return std::nullopt;
-  return limit_window_.stats(signals::kAllPorts, signals::LatencyMeasure::kResponse);
+  return limit_window_.stats(signals::kAllPorts, LatencyMeasure::kResponse);
 }
 
 Result<signals::LatencySnapshot> LatencyFeed::snapshot() const {

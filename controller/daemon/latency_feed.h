@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "common/latency_window.h"
 #include "common/result.h"
 #include "signals/kernel_latency_signal.h"
-#include "signals/parse/latency_window.h"
 
 namespace edgeshed::daemon {
 
@@ -22,13 +22,13 @@ class LatencyFeed {
   // over 500 ms best), while a p99 for the level wants more samples.
   static constexpr std::chrono::nanoseconds kLimitWindow = std::chrono::milliseconds(500);
 
-  explicit LatencyFeed(std::chrono::nanoseconds window = signals::LatencyWindow::kDefaultWindow)
+  explicit LatencyFeed(std::chrono::nanoseconds window = LatencyWindow::kDefaultWindow)
       : window_(window), limit_window_(kLimitWindow) {}
 
   // One read per interface. A port protected on several interfaces is the
   // same sockets seen by each: the first interface's reading stands.
   void update(std::chrono::nanoseconds now,
-              const std::vector<Result<std::vector<signals::PortLatency>>>& per_interface);
+              const std::vector<Result<std::vector<PortLatency>>>& per_interface);
 
   // As of the last update, or why there is none.
   Result<signals::LatencySnapshot> snapshot() const;
@@ -36,11 +36,11 @@ class LatencyFeed {
   // What the capacity limit learns from: the response time of all protected
   // ports over kLimitWindow (p90) and the responses of the last tick; empty
   // when nothing was read or nothing completed.
-  std::optional<signals::LatencyStats> limit_input() const;
+  std::optional<LatencyStats> limit_input() const;
 
  private:
-  signals::LatencyWindow window_;
-  signals::LatencyWindow limit_window_;
+  LatencyWindow window_;
+  LatencyWindow limit_window_;
   signals::LatencySnapshot snapshot_;
   std::string error_ = "no latency read yet";
 };

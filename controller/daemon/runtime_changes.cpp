@@ -107,12 +107,12 @@ Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime 
     return "port " + std::to_string(r->port) + " unprotected";
   }
   if (const auto* r = std::get_if<ipc::PrefixRequest>(&request)) {
-    const auto key = config::to_string(r->prefix);
+    const auto key = to_string(r->prefix);
     prefixes_[key] = r->traffic_class;
     return "prefix " + key + " classed " + std::string(names::name_of(r->traffic_class));
   }
   if (const auto* r = std::get_if<ipc::PrefixRemoveRequest>(&request)) {
-    const auto key = config::to_string(r->prefix);
+    const auto key = to_string(r->prefix);
     prefixes_[key] = std::nullopt;
     return "prefix " + key + " override removed";
   }
@@ -147,7 +147,7 @@ Result<std::string> RuntimeChanges::reset(const std::string& what) {
     return cleared(ports_.erase(static_cast<uint16_t>(port)) > 0, "port " + what.substr(5));
   }
   if (what.starts_with("prefix:")) {
-    const auto key = config::to_string(config::parse_ip_prefix(what.substr(7)).value());
+    const auto key = to_string(parse_ip_prefix(what.substr(7)).value());
     return cleared(prefixes_.erase(key) > 0, "prefix " + key);
   }
   return make_error("cannot reset '" + what + "'");  // unreachable: checked above
@@ -213,7 +213,7 @@ config::Config RuntimeChanges::applied_to(config::Config cfg) const {
     }
   }
   for (const auto& [cidr, cls] : prefixes_) {
-    auto prefix = config::parse_ip_prefix(cidr).value();  // canonical when stored
+    auto prefix = parse_ip_prefix(cidr).value();  // canonical when stored
     std::erase_if(cfg.prefixes,
                   [&](const config::PrefixConfig& pc) { return pc.prefix == prefix; });
     if (cls) cfg.prefixes.push_back({prefix, *cls});

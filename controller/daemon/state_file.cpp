@@ -20,7 +20,7 @@ std::optional<uint32_t> limited(uint32_t v) {
   return v == law::kUnlimited ? std::nullopt : std::optional<uint32_t>(v);
 }
 
-ipc::LatencyView latency_view(const std::optional<signals::LatencyStats>& m) {
+ipc::LatencyView latency_view(const std::optional<LatencyStats>& m) {
   if (!m) return {};
   return {m->count, ipc::LatencyView::Figures{finite(m->rate_per_s), finite(m->p50_s * 1e3),
                                               finite(m->p90_s * 1e3), finite(m->p99_s * 1e3),

@@ -159,7 +159,7 @@ void Tick::log_signal_changes() {
 law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::string>& errors) {
   snapshot_ = read_dataplane();
   {
-    std::vector<Result<std::vector<signals::PortLatency>>> reads;
+    std::vector<Result<std::vector<PortLatency>>> reads;
     reads.reserve(dataplane_.interface_count());
     for (size_t i = 0; i < dataplane_.interface_count(); ++i) {
       reads.push_back(dataplane_.read_latency(i));

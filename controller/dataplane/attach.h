@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/fd.h"
+#include "common/ip_prefix.h"
 #include "common/result.h"
-#include "config/ip_prefix.h"
 #include "dataplane/destinations.h"
 #include "dataplane/idle_connections.h"
 #include "dataplane/inflight_seed.h"
@@ -49,7 +49,7 @@ struct AttachOptions {
   // keeps the running table.
   std::optional<std::vector<PortClass>> ports;
   // Destinations decided besides the host's own (dataplane/destinations.h).
-  std::vector<config::IpPrefix> destinations;
+  std::vector<IpPrefix> destinations;
 };
 
 struct Attached {

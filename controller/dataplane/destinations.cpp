@@ -17,7 +17,7 @@ namespace edgeshed {
 namespace {
 
 template <class Key>
-Key trie_key(const config::IpPrefix& p) {
+Key trie_key(const IpPrefix& p) {
   Key key{};
   key.prefixlen = p.length;
   std::memcpy(key.addr, p.address.data(), sizeof(key.addr));
@@ -25,8 +25,8 @@ Key trie_key(const config::IpPrefix& p) {
 }
 
 template <class Key>
-config::IpPrefix prefix_of(const Key& key, config::IpFamily family) {
-  config::IpPrefix p;
+IpPrefix prefix_of(const Key& key, IpFamily family) {
+  IpPrefix p;
   p.family = family;
   p.length = key.prefixlen;
   std::memcpy(p.address.data(), key.addr, sizeof(key.addr));
@@ -34,7 +34,7 @@ config::IpPrefix prefix_of(const Key& key, config::IpFamily family) {
 }
 
 template <class Key>
-Status read_trie(const Fd& fd, config::IpFamily family, std::vector<Destination>& out) {
+Status read_trie(const Fd& fd, IpFamily family, std::vector<Destination>& out) {
   Key key{};
   const Key* prev = nullptr;
   Key next{};
@@ -50,7 +50,7 @@ Status read_trie(const Fd& fd, config::IpFamily family, std::vector<Destination>
   return {};
 }
 
-bool is_v4(const Destination& d) { return d.prefix.family == config::IpFamily::kV4; }
+bool is_v4(const Destination& d) { return d.prefix.family == IpFamily::kV4; }
 
 }  // namespace
 
@@ -72,8 +72,8 @@ Result<DestinationMaps> DestinationMaps::open_pinned(const std::string& pin_dir)
 
 Result<std::vector<Destination>> DestinationMaps::read() const {
   std::vector<Destination> out;
-  if (auto s = read_trie<edgeshed_lpm_v4>(dst4_, config::IpFamily::kV4, out); !s) return s.error();
-  if (auto s = read_trie<edgeshed_lpm_v6>(dst6_, config::IpFamily::kV6, out); !s) return s.error();
+  if (auto s = read_trie<edgeshed_lpm_v4>(dst4_, IpFamily::kV4, out); !s) return s.error();
+  if (auto s = read_trie<edgeshed_lpm_v6>(dst6_, IpFamily::kV6, out); !s) return s.error();
   return out;
 }
 
@@ -95,7 +95,7 @@ Status DestinationMaps::replace(const std::vector<Destination>& wanted) const {
       err = bpf_map_update_elem(dst6_.get(), &key, &value, BPF_ANY);
     }
     if (err) {
-      return make_error("cannot write destination " + config::to_string(d.prefix) + ": " +
+      return make_error("cannot write destination " + to_string(d.prefix) + ": " +
                         errno_text(errno));
     }
   }
@@ -112,15 +112,14 @@ Status DestinationMaps::replace(const std::vector<Destination>& wanted) const {
       err = bpf_map_delete_elem(dst6_.get(), &key);
     }
     if (err && errno != ENOENT) {
-      return make_error("cannot remove destination " + config::to_string(d.prefix) + ": " +
+      return make_error("cannot remove destination " + to_string(d.prefix) + ": " +
                         errno_text(errno));
     }
   }
   return {};
 }
 
-Result<std::vector<Destination>> host_destinations(
-    const std::vector<config::IpPrefix>& configured) {
+Result<std::vector<Destination>> host_destinations(const std::vector<IpPrefix>& configured) {
   auto local = read_local_routes();
   if (!local) return make_error("cannot read the host's local routes: " + local.error().message);
   std::vector<Destination> out;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common/fd.h"
+#include "common/ip_prefix.h"
 #include "common/result.h"
-#include "config/ip_prefix.h"
 #include "dataplane/maps.h"
 
 namespace edgeshed {
@@ -16,7 +16,7 @@ namespace edgeshed {
 class Skeleton;
 
 struct Destination {
-  config::IpPrefix prefix;
+  IpPrefix prefix;
   uint32_t kind = EDGESHED_DST_LOCAL;  // enum edgeshed_destination_kind
 
   bool operator==(const Destination&) const = default;
@@ -39,7 +39,7 @@ class DestinationMaps {
 
 // The host's local routes (read now, in the caller's network namespace)
 // and the configured prefixes, as the tries are to hold them.
-Result<std::vector<Destination>> host_destinations(const std::vector<config::IpPrefix>& configured);
+Result<std::vector<Destination>> host_destinations(const std::vector<IpPrefix>& configured);
 
 // Writes destinations into the tries and turns the check on in the config
 // (EDGESHED_CFG_F_DESTINATIONS) once they hold them.

@@ -35,7 +35,7 @@ uint32_t route_table(const rtmsg& rt, const nlmsghdr& h) {
 }
 
 // A local route's destination, if the message is one.
-std::optional<config::IpPrefix> local_destination(const nlmsghdr& h) {
+std::optional<IpPrefix> local_destination(const nlmsghdr& h) {
   if (h.nlmsg_len < NLMSG_LENGTH(sizeof(rtmsg))) return std::nullopt;
   const auto* rt = static_cast<const rtmsg*>(NLMSG_DATA(&h));
   if (rt->rtm_type != RTN_LOCAL || route_table(*rt, h) != RT_TABLE_LOCAL) return std::nullopt;
@@ -43,8 +43,8 @@ std::optional<config::IpPrefix> local_destination(const nlmsghdr& h) {
   if ((rt->rtm_family != AF_INET && rt->rtm_family != AF_INET6) || rt->rtm_dst_len > bytes * 8) {
     return std::nullopt;
   }
-  config::IpPrefix prefix;
-  prefix.family = rt->rtm_family == AF_INET ? config::IpFamily::kV4 : config::IpFamily::kV6;
+  IpPrefix prefix;
+  prefix.family = rt->rtm_family == AF_INET ? IpFamily::kV4 : IpFamily::kV6;
   prefix.length = rt->rtm_dst_len;
   int len = static_cast<int>(RTM_PAYLOAD(&h));
   for (const rtattr* a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
@@ -58,7 +58,7 @@ std::optional<config::IpPrefix> local_destination(const nlmsghdr& h) {
 
 }  // namespace
 
-Result<std::vector<config::IpPrefix>> read_local_routes() {
+Result<std::vector<IpPrefix>> read_local_routes() {
   Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
   if (!fd.valid()) return make_error("route socket: " + errno_text(errno));
   struct {
@@ -69,7 +69,7 @@ Result<std::vector<config::IpPrefix>> read_local_routes() {
   msg.nlh.nlmsg_type = RTM_GETROUTE;
   msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   msg.rt.rtm_family = AF_UNSPEC;  // both families in one dump
-  std::vector<config::IpPrefix> out;
+  std::vector<IpPrefix> out;
   auto s = netlink_dump(fd.get(), std::as_bytes(std::span(&msg, 1)), RTM_NEWROUTE, "route dump",
                         [&out](const nlmsghdr& h) {
                           if (auto p = local_destination(h)) out.push_back(*p);

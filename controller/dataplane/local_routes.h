@@ -6,11 +6,11 @@
 
 #include <vector>
 
+#include "common/ip_prefix.h"
 #include "common/result.h"
-#include "config/ip_prefix.h"
 
 namespace edgeshed {
 
-Result<std::vector<config::IpPrefix>> read_local_routes();
+Result<std::vector<IpPrefix>> read_local_routes();
 
 }  // namespace edgeshed

@@ -295,19 +295,19 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   return out;
 }
 
-Status Maps::adjust_prefix_count(config::IpFamily family, int delta) const {
+Status Maps::adjust_prefix_count(IpFamily family, int delta) const {
   auto cfg = read_config();
   if (!cfg) return cfg.error();
-  __u32& count = family == config::IpFamily::kV4 ? cfg->src4_prefixes : cfg->src6_prefixes;
+  __u32& count = family == IpFamily::kV4 ? cfg->src4_prefixes : cfg->src6_prefixes;
   count = static_cast<__u32>(static_cast<int>(count) + delta);
   return write_config(*cfg);
 }
 
-Status Maps::set_prefix(const config::IpPrefix& prefix, uint32_t class_id) const {
+Status Maps::set_prefix(const IpPrefix& prefix, uint32_t class_id) const {
   edgeshed_class_value value{class_id};
   bool existed;
   int err;
-  if (prefix.family == config::IpFamily::kV4) {
+  if (prefix.family == IpFamily::kV4) {
     edgeshed_lpm_v4 key{prefix.length, {}};
     std::memcpy(key.addr, prefix.address.data(), sizeof(key.addr));
     edgeshed_class_value old{};
@@ -324,9 +324,9 @@ Status Maps::set_prefix(const config::IpPrefix& prefix, uint32_t class_id) const
   return existed ? Status{} : adjust_prefix_count(prefix.family, +1);
 }
 
-Status Maps::remove_prefix(const config::IpPrefix& prefix) const {
+Status Maps::remove_prefix(const IpPrefix& prefix) const {
   int err;
-  if (prefix.family == config::IpFamily::kV4) {
+  if (prefix.family == IpFamily::kV4) {
     edgeshed_lpm_v4 key{prefix.length, {}};
     std::memcpy(key.addr, prefix.address.data(), sizeof(key.addr));
     err = bpf_map_delete_elem(src4_.get(), &key);
@@ -440,20 +440,20 @@ Result<Maps::LatencyOwners> Maps::read_latency_owners() const {
   return owners;
 }
 
-Result<std::vector<signals::PortLatency>> Maps::read_latency() const {
+Result<std::vector<PortLatency>> Maps::read_latency() const {
   auto owners = read_latency_owners();
   if (!owners) return owners.error();
   int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
   std::vector<edgeshed_latency_slot> per_cpu(static_cast<size_t>(cpus));
-  std::vector<signals::PortLatency> out;
+  std::vector<PortLatency> out;
   for (uint32_t s = 0; s < EDGESHED_MAX_LATENCY_PORTS; ++s) {
     if (!(*owners)[s].in_use) continue;
     if (auto st = lookup(latency_, &s, per_cpu.data(), "latency map"); !st) return st.error();
-    signals::PortLatency p;
+    PortLatency p;
     p.port = (*owners)[s].port;
     for (const auto& c : per_cpu) {
-      for (size_t m = 0; m < signals::kLatencyMeasures; ++m) {
+      for (size_t m = 0; m < kLatencyMeasures; ++m) {
         p.measures[m].count += c.measure[m].count;
         p.measures[m].sum_ns += c.measure[m].sum_ns;
         for (size_t b = 0; b < EDGESHED_LATENCY_BUCKETS; ++b) {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "common/fd.h"
+#include "common/ip_prefix.h"
+#include "common/latency_window.h"
 #include "common/result.h"
-#include "config/ip_prefix.h"
 #include "edgeshed/abi.h"
-#include "signals/parse/latency_window.h"
 
 namespace edgeshed {
 
@@ -62,8 +62,8 @@ class Maps {
   Result<std::vector<PortClass>> read_ports() const;
   // Adds or replaces a source-prefix override and keeps the trie sizes in
   // the config map current (the data plane skips empty tries).
-  Status set_prefix(const config::IpPrefix& prefix, uint32_t class_id) const;
-  Status remove_prefix(const config::IpPrefix& prefix) const;
+  Status set_prefix(const IpPrefix& prefix, uint32_t class_id) const;
+  Status remove_prefix(const IpPrefix& prefix) const;
   // Removes every override (for a config reload that sets them anew).
   Status clear_prefixes() const;
 
@@ -85,12 +85,12 @@ class Maps {
   // Cumulative latency histograms (both measures) of each protected port
   // with a latency slot, summed over CPUs: one small read of the slot
   // owners, then one per-CPU lookup per slot in use.
-  Result<std::vector<signals::PortLatency>> read_latency() const;
+  Result<std::vector<PortLatency>> read_latency() const;
   // Protected ports that have no latency slot (more than the slots).
   Result<std::vector<uint16_t>> unmeasured_ports() const;
 
  private:
-  Status adjust_prefix_count(config::IpFamily family, int delta) const;
+  Status adjust_prefix_count(IpFamily family, int delta) const;
   using LatencyOwners = std::array<edgeshed_latency_owner, EDGESHED_MAX_LATENCY_PORTS>;
   Result<LatencyOwners> read_latency_owners() const;
 

@@ -51,10 +51,10 @@ Result<law::TrafficClass> class_field(const json& j) {
   return names::parse<law::TrafficClass>(*name);
 }
 
-Result<config::IpPrefix> prefix_field(const json& j) {
+Result<IpPrefix> prefix_field(const json& j) {
   auto cidr = string_field(j, "cidr");
   if (!cidr) return cidr.error();
-  auto prefix = config::parse_ip_prefix(*cidr);
+  auto prefix = parse_ip_prefix(*cidr);
   if (!prefix) return make_error("prefix '" + *cidr + "': " + prefix.error().message);
   return prefix;
 }
@@ -100,9 +100,9 @@ json fields(const PortRequest& r) {
 }
 json fields(const PortRemoveRequest& r) { return {{"port", r.port}}; }
 json fields(const PrefixRequest& r) {
-  return {{"cidr", config::to_string(r.prefix)}, {"class", names::name_of(r.traffic_class)}};
+  return {{"cidr", to_string(r.prefix)}, {"class", names::name_of(r.traffic_class)}};
 }
-json fields(const PrefixRemoveRequest& r) { return {{"cidr", config::to_string(r.prefix)}}; }
+json fields(const PrefixRemoveRequest& r) { return {{"cidr", to_string(r.prefix)}}; }
 json fields(const ResetRequest& r) { return {{"what", r.what}}; }
 
 Result<Request> parse_ping(const json& /*j*/) { return Request{PingRequest{}}; }

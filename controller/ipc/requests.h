@@ -12,9 +12,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/ip_prefix.h"
 #include "common/result.h"
 #include "config/config.h"
-#include "config/ip_prefix.h"
 #include "law/types.h"
 
 namespace edgeshed::ipc {
@@ -83,14 +83,14 @@ struct PortRemoveRequest {
 // Classes connections from a source prefix.
 struct PrefixRequest {
   static constexpr const char* kOp = "prefix";
-  config::IpPrefix prefix;
+  IpPrefix prefix;
   law::TrafficClass traffic_class = law::TrafficClass::kNormal;
   bool operator==(const PrefixRequest&) const = default;
 };
 
 struct PrefixRemoveRequest {
   static constexpr const char* kOp = "prefix-remove";
-  config::IpPrefix prefix;
+  IpPrefix prefix;
   bool operator==(const PrefixRemoveRequest&) const = default;
 };
 

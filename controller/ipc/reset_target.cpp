@@ -2,8 +2,8 @@
 
 #include <charconv>
 
+#include "common/ip_prefix.h"
 #include "common/names.h"
-#include "config/ip_prefix.h"
 
 namespace edgeshed::ipc {
 namespace {
@@ -30,7 +30,7 @@ Status check_reset_target(std::string_view what) {
     return {};
   }
   if (what.starts_with("prefix:")) {
-    if (auto p = config::parse_ip_prefix(what.substr(7)); !p) {
+    if (auto p = parse_ip_prefix(what.substr(7)); !p) {
       return make_error("reset '" + text + "': " + p.error().message);
     }
     return {};

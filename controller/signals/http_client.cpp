@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "config/duration.h"
+#include "common/duration.h"
 
 namespace edgeshed::signals {
 namespace {
@@ -335,8 +335,8 @@ Status HttpClient::perform(Exchange& exchange, int cancel_fd) {
       const std::string doing = connected == 0       ? "connecting to "
                                 : !exchange.answered ? "waiting for the response from "
                                                      : "reading the response from ";
-      return make_error("timed out after " + config::format_duration(options_.timeout) + " " +
-                        doing + url_.authority);
+      return make_error("timed out after " + format_duration(options_.timeout) + " " + doing +
+                        url_.authority);
     }
     case CURLE_FILESIZE_EXCEEDED:
       return make_error(too_large(options_.max_body_bytes));

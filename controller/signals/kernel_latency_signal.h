@@ -10,7 +10,7 @@
 #include <map>
 #include <optional>
 
-#include "signals/parse/latency_window.h"
+#include "common/latency_window.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "config/duration.h"
+#include "common/duration.h"
 
 namespace edgeshed::signals {
 namespace {
@@ -80,7 +80,7 @@ Status wait_for(int fd, short events, const IoLimits& limits, std::string_view d
   for (;;) {
     auto left = limits.deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::nanoseconds(0)) {
-      return make_error("timed out after " + config::format_duration(limits.timeout) + " " +
+      return make_error("timed out after " + format_duration(limits.timeout) + " " +
                         std::string(doing));
     }
     // Round up: a 0 ms poll would spin through the last millisecond.

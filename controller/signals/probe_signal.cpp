@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "config/duration.h"
+#include "common/duration.h"
 #include "signals/signal_params.h"
 
 namespace edgeshed::signals {

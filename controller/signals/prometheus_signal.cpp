@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "config/duration.h"
+#include "common/duration.h"
 #include "signals/signal_params.h"
 
 namespace edgeshed::signals {

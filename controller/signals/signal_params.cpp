@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "config/duration.h"
+#include "common/duration.h"
 #include "config/toml_reader.h"
 
 namespace edgeshed::signals {
@@ -56,13 +56,13 @@ std::chrono::nanoseconds ParamReader::duration(std::string_view key,
     invalid(key, "must be a duration string such as \"100ms\"");
     return fallback;
   }
-  auto parsed = config::parse_duration(*node->value<std::string>());
+  auto parsed = parse_duration(*node->value<std::string>());
   if (!parsed) {
     invalid(key, parsed.error().message);
     return fallback;
   }
   if (*parsed < min || *parsed > max) {
-    invalid(key, "must be " + config::format_duration(min) + ".." + config::format_duration(max));
+    invalid(key, "must be " + format_duration(min) + ".." + format_duration(max));
     return fallback;
   }
   return *parsed;
@@ -131,7 +131,7 @@ void ParamReader::periodic(std::chrono::nanoseconds& interval, std::chrono::nano
   if (!has("timeout")) {
     timeout = std::min(timeout, interval);
   } else if (timeout > interval) {
-    invalid("timeout", "must not exceed interval (" + config::format_duration(interval) + ")");
+    invalid("timeout", "must not exceed interval (" + format_duration(interval) + ")");
   }
   if (ok()) check_stale_after(interval, timeout);
 }
@@ -140,9 +140,9 @@ void ParamReader::check_stale_after(std::chrono::nanoseconds interval,
                                     std::chrono::nanoseconds timeout) {
   if (cfg_.stale_after >= interval + timeout) return;
   errors_.push_back(cfg_.source_name + ": " + cfg_.path + ".stale_after = \"" +
-                    config::format_duration(cfg_.stale_after) +
+                    format_duration(cfg_.stale_after) +
                     "\": must be at least interval + timeout (" +
-                    config::format_duration(interval + timeout) + ") for kind " +
+                    format_duration(interval + timeout) + ") for kind " +
                     std::string(config::to_string(cfg_.kind)) +
                     ", or each sample goes stale before the next one can arrive");
 }

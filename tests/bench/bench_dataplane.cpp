@@ -22,8 +22,8 @@
 
 #include "baseline.skel.h"
 #include "baseline_tracing.skel.h"
+#include "common/ip_prefix.h"
 #include "common/packet.h"
-#include "config/ip_prefix.h"
 #include "dataplane/destinations.h"
 #include "dataplane/maps.h"
 #include "dataplane/skeleton.h"
@@ -341,7 +341,7 @@ int main() {
   std::vector<edgeshed::Destination> local;
   for (const char* p : {"127.0.0.0/8", "127.0.0.1/32", "198.51.100.2/32", "198.51.100.3/32",
                         "192.0.2.0/24", "10.1.2.3/32", "2001:db8::2/128", "::1/128"}) {
-    local.push_back({edgeshed::config::parse_ip_prefix(p).value(), EDGESHED_DST_LOCAL});
+    local.push_back({edgeshed::parse_ip_prefix(p).value(), EDGESHED_DST_LOCAL});
   }
   if (!tries.replace(local)) return 1;
   const Bytes quic_initial = PacketBuilder()

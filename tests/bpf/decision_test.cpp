@@ -288,10 +288,10 @@ TEST_P(DecisionTest, RstActionAnswersAndIsBudgeted) {
 
 TEST_P(DecisionTest, SourcePrefixOverridesThePortClass) {
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("192.0.2.0/24").value(),
-                                    EDGESHED_CLASS_CRITICAL));
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("2001:db8:1::/48").value(),
-                                    EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(
+      dp_.maps().set_prefix(parse_ip_prefix("192.0.2.0/24").value(), EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(
+      dp_.maps().set_prefix(parse_ip_prefix("2001:db8:1::/48").value(), EDGESHED_CLASS_CRITICAL));
   EXPECT_EQ(dp_.config().src4_prefixes, 1u);
   EXPECT_EQ(dp_.config().src6_prefixes, 1u);
 
@@ -306,12 +306,12 @@ TEST_P(DecisionTest, SourcePrefixOverridesThePortClass) {
   EXPECT_EQ(count(EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_FRAC), 2u);
 
   // A noisy tenant demoted to background.
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("198.51.100.128/25").value(),
+  ASSERT_TRUE(dp_.maps().set_prefix(parse_ip_prefix("198.51.100.128/25").value(),
                                     EDGESHED_CLASS_BACKGROUND));
   EXPECT_EQ(syn(kNormalPort, "198.51.100.200"), Verdict::kPass);
   EXPECT_EQ(count(EDGESHED_CLASS_BACKGROUND, EDGESHED_CTR_ADMITTED), 1u);
 
-  ASSERT_TRUE(dp_.maps().remove_prefix(config::parse_ip_prefix("192.0.2.0/24").value()));
+  ASSERT_TRUE(dp_.maps().remove_prefix(parse_ip_prefix("192.0.2.0/24").value()));
   EXPECT_EQ(dp_.config().src4_prefixes, 1u);
   EXPECT_EQ(syn(kNormalPort, "192.0.2.77"), Verdict::kDrop);
 }

@@ -9,7 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/dataplane_fixture.h"
-#include "config/ip_prefix.h"
+#include "common/ip_prefix.h"
 #include "dataplane/destinations.h"
 #include "edgeshed.skel.h"
 
@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kElsewhere = "198.51.100.99";  // a host behind this one
 
-config::IpPrefix prefix(const char* text) { return config::parse_ip_prefix(text).value(); }
+IpPrefix prefix(const char* text) { return parse_ip_prefix(text).value(); }
 
 class DestinationTest : public ::testing::TestWithParam<Entry> {
  protected:

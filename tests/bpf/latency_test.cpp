@@ -20,16 +20,14 @@
 
 #include "bpf/dataplane_fixture.h"
 #include "common/fd.h"
+#include "common/latency_window.h"
 #include "common/loopback.h"
 #include "edgeshed.skel.h"
-#include "signals/parse/latency_window.h"
 
 namespace edgeshed::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using signals::LatencyMeasure;
-using signals::PortLatency;
 
 constexpr size_t kRequestBytes = 64;
 constexpr size_t kResponseBytes = 512;
@@ -96,7 +94,7 @@ class LatencyTest : public ::testing::Test {
     const auto& h = p->measures[static_cast<size_t>(m)];
     const char* what = m == LatencyMeasure::kResponse ? "response" : "connection";
     ASSERT_EQ(h.count, count) << what << " samples";
-    const double p50 = signals::latency_quantile_s(h, 0.5).value_or(0);
+    const double p50 = latency_quantile_s(h, 0.5).value_or(0);
     const double mean = static_cast<double>(h.sum_ns) / static_cast<double>(h.count) / 1e9;
     EXPECT_GE(p50, want_s * (1 - kTolerance)) << what << " p50";
     EXPECT_LE(p50, want_s * (1 + kTolerance) + kSlackS) << what << " p50";
@@ -246,7 +244,7 @@ TEST_F(LatencyTest, LazyAcceptCountsFromArrival) {
   EXPECT_GE(mean, shortest / kN);
   EXPECT_LE(mean, longest / kN);
   // The queue wait counts: the first answer came 50 ms after its request.
-  EXPECT_GE(*signals::latency_quantile_s(h, 0.0), 0.050 * (1 - kTolerance));
+  EXPECT_GE(*latency_quantile_s(h, 0.0), 0.050 * (1 - kTolerance));
 }
 
 TEST_F(LatencyTest, SendfileResponsesAreMeasured) {

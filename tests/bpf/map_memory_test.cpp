@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
-#include "config/ip_prefix.h"
+#include "common/ip_prefix.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {
@@ -173,15 +173,15 @@ class MapMemoryTest : public ::testing::Test {
     // Every map the entry points read is on the path: prefix overrides in
     // both tries, a cap (in-flight counts), a source-hash fraction, a token
     // bucket, RSTs with their per-CPU budget, a fresh heartbeat.
-    ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("203.0.113.0/24").value(),
-                                      EDGESHED_CLASS_CRITICAL));
-    ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("2001:db8:ffff::/48").value(),
+    ASSERT_TRUE(
+        dp_.maps().set_prefix(parse_ip_prefix("203.0.113.0/24").value(), EDGESHED_CLASS_CRITICAL));
+    ASSERT_TRUE(dp_.maps().set_prefix(parse_ip_prefix("2001:db8:ffff::/48").value(),
                                       EDGESHED_CLASS_BACKGROUND));
     auto cfg = dp_.config();
     cfg.action = EDGESHED_ACTION_RST;
     cfg.rst_reflect = {EDGESHED_DEFAULT_RST_REFLECT_PER_SEC, EDGESHED_DEFAULT_RST_REFLECT_BURST,
                        EDGESHED_DEFAULT_RST_REFLECT_PREFIX4, EDGESHED_DEFAULT_RST_REFLECT_PREFIX6,
-      EDGESHED_DEFAULT_RST_REFLECT_PER_CONN};
+                       EDGESHED_DEFAULT_RST_REFLECT_PER_CONN};
     cfg.heartbeat_timeout_ns = 3600 * kSecond;
     dp_.set_config(cfg);
     dp_.set_class_policy(EDGESHED_CLASS_CRITICAL, {0, 0, 1000, 100, 0, 0});
@@ -301,8 +301,8 @@ TEST_F(MapMemoryTest, SpoofedFloodLeavesEveryMapAsItWas) {
   for (int i = 0; i < 1000; ++i) {
     const std::string p = "192.0.2." + std::to_string(i % 250) + "/32";
     const std::string q = "2001:db8:1::" + std::to_string(i) + "/128";
-    ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix(i < 250 ? p : q).value(),
-                                      EDGESHED_CLASS_NORMAL));
+    ASSERT_TRUE(
+        dp_.maps().set_prefix(parse_ip_prefix(i < 250 ? p : q).value(), EDGESHED_CLASS_NORMAL));
   }
   const auto grown = snapshot(dp_.skeleton());
   print(after, grown, "the same maps after 1,000 prefixes written from userspace (the control):");

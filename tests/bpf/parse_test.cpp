@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bpf/dataplane_fixture.h"
-#include "config/ip_prefix.h"
+#include "common/ip_prefix.h"
 
 namespace edgeshed::testing {
 namespace {
@@ -155,8 +155,8 @@ TEST_P(ParseTest, LongerExtensionChainsAreDroppedWhileTheirClassSheds) {
 
 // The source prefix's class decides, as for a SYN.
 TEST_P(ParseTest, ATooDeepFrameTakesItsSourcePrefixClass) {
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("2001:db8::/64").value(),
-                                    EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(
+      dp_.maps().set_prefix(parse_ip_prefix("2001:db8::/64").value(), EDGESHED_CLASS_CRITICAL));
   dp_.set_class_policy(EDGESHED_CLASS_CRITICAL, {});
   auto b = PacketBuilder::syn_v6();
   for (int i = 0; i < 7; ++i) b.ipv6_ext(IPPROTO_DSTOPTS, 8);

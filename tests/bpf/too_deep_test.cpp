@@ -9,7 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/dataplane_fixture.h"
-#include "config/ip_prefix.h"
+#include "common/ip_prefix.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {
@@ -98,8 +98,8 @@ TEST_P(TooDeepTest, ATinyFragmentToAPortNotProtectedPasses) {
 
 // The source prefix's class overrides the port's, as for a SYN.
 TEST_P(TooDeepTest, ATinyFragmentTakesItsSourcePrefixClass) {
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("203.0.113.0/24").value(),
-                                    EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(
+      dp_.maps().set_prefix(parse_ip_prefix("203.0.113.0/24").value(), EDGESHED_CLASS_CRITICAL));
   dp_.set_class_policy(EDGESHED_CLASS_NORMAL, kShedAll);
   EXPECT_EQ(run(tiny_fragment(kNormalPort, "203.0.113.7")), Verdict::kPass);
   EXPECT_EQ(run(tiny_fragment(kNormalPort, "192.0.2.7")), Verdict::kDrop);

@@ -129,8 +129,8 @@ TEST_F(TrackerTest, SourcePrefixClassAndDualStackListener) {
   uint16_t port;
   Fd listener = listen_on_loopback(AF_INET6, &port);  // v4 clients arrive v4-mapped
   protect(port, EDGESHED_CLASS_NORMAL);
-  ASSERT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix("127.0.0.0/8").value(),
-                                    EDGESHED_CLASS_CRITICAL));
+  ASSERT_TRUE(
+      dp_.maps().set_prefix(parse_ip_prefix("127.0.0.0/8").value(), EDGESHED_CLASS_CRITICAL));
 
   std::vector<Fd> clients;
   clients.reserve(4);
@@ -139,7 +139,7 @@ TEST_F(TrackerTest, SourcePrefixClassAndDualStackListener) {
   EXPECT_EQ(dp_.maps().read_connection_classes().value()[EDGESHED_CLASS_NORMAL], 0u);
 
   // Editing the class now must not make the close uncount the wrong class.
-  ASSERT_TRUE(dp_.maps().remove_prefix(config::parse_ip_prefix("127.0.0.0/8").value()));
+  ASSERT_TRUE(dp_.maps().remove_prefix(parse_ip_prefix("127.0.0.0/8").value()));
   clients.clear();
   listener.reset();
   expect_counts(port, EDGESHED_CLASS_CRITICAL, 0);

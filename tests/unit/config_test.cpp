@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "common/duration.h"
+#include "common/ip_prefix.h"
 #include "config/config.h"
-#include "config/duration.h"
-#include "config/ip_prefix.h"
 #include "config/signal_table.h"
 
 namespace edgeshed::config {

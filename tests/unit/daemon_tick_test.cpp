@@ -80,8 +80,8 @@ class FakeDataplane final : public DataplaneAccess {
     return live;
   }
   Result<edgeshed_stats> read_stats(size_t i) const override { return ifaces[i].stats; }
-  Result<std::vector<signals::PortLatency>> read_latency(size_t /*i*/) const override {
-    return std::vector<signals::PortLatency>{};
+  Result<std::vector<PortLatency>> read_latency(size_t /*i*/) const override {
+    return std::vector<PortLatency>{};
   }
   Result<edgeshed_config> read_config(size_t i) const override { return ifaces[i].config; }
   Status write_config(size_t i, const edgeshed_config& cfg) const override {

@@ -14,8 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-config::IpPrefix prefix(const char* text) {
-  auto p = config::parse_ip_prefix(text);
+IpPrefix prefix(const char* text) {
+  auto p = parse_ip_prefix(text);
   EXPECT_TRUE(p) << text;
   return *p;
 }

@@ -1,6 +1,6 @@
 // The latency histograms' bucket math (abi.h, shared with the data plane)
 // and the windowed quantiles computed from cumulative snapshots.
-#include "signals/parse/latency_window.h"
+#include "common/latency_window.h"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 namespace edgeshed {
 namespace {
 
-bool has(const std::vector<config::IpPrefix>& routes, const char* text) {
-  const auto want = config::parse_ip_prefix(text).value();
+bool has(const std::vector<IpPrefix>& routes, const char* text) {
+  const auto want = parse_ip_prefix(text).value();
   return std::find(routes.begin(), routes.end(), want) != routes.end();
 }
 

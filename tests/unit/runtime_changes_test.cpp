@@ -116,7 +116,8 @@ TEST(RuntimeChanges, PortsPrefixesAndActionEditTheConfig) {
   ASSERT_TRUE(rc.apply({{"op", "port"}, {"port", 8080}, {"class", "background"}}, kNow));
   ASSERT_TRUE(rc.apply({{"op", "port-remove"}, {"port", 443}}, kNow));
   ASSERT_TRUE(rc.apply({{"op", "port"}, {"port", 80}, {"class", "critical"}}, kNow));
-  ASSERT_TRUE(rc.apply({{"op", "prefix"}, {"cidr", "198.51.100.0/24"}, {"class", "background"}}, kNow));
+  ASSERT_TRUE(
+      rc.apply({{"op", "prefix"}, {"cidr", "198.51.100.0/24"}, {"class", "background"}}, kNow));
   ASSERT_TRUE(rc.apply({{"op", "prefix-remove"}, {"cidr", "192.0.2.0/24"}}, kNow));
   ASSERT_TRUE(rc.apply({{"op", "action"}, {"action", "drop"}}, kNow));
   auto cfg = rc.applied_to(base_config());
@@ -126,7 +127,7 @@ TEST(RuntimeChanges, PortsPrefixesAndActionEditTheConfig) {
   EXPECT_EQ(ports, (std::map<uint16_t, law::TrafficClass>{{80, law::TrafficClass::kCritical},
                                                           {8080, law::TrafficClass::kBackground}}));
   ASSERT_EQ(cfg.prefixes.size(), 1u);
-  EXPECT_EQ(config::to_string(cfg.prefixes[0].prefix), "198.51.100.0/24");
+  EXPECT_EQ(to_string(cfg.prefixes[0].prefix), "198.51.100.0/24");
   EXPECT_EQ(cfg.prefixes[0].traffic_class, law::TrafficClass::kBackground);
 
   // Reset of one port gives the config's entry back.

@@ -17,9 +17,9 @@ set(EDGESHED_FUZZ_CORE_SOURCES
     controller/signals/probe_signal.cpp controller/signals/netstat_signal.cpp
     controller/signals/http_client.cpp controller/signals/net_io.cpp
     controller/signals/periodic_worker.cpp)
-# The config, a file of each section.
+# The config, a file of each section, and the value types of common/ it reads.
 file(GLOB EDGESHED_FUZZ_CONFIG_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
-     ${EDGESHED_SOURCE_DIR}/controller/config/*.cpp)
+     ${EDGESHED_SOURCE_DIR}/controller/config/*.cpp ${EDGESHED_SOURCE_DIR}/controller/common/*.cpp)
 list(APPEND EDGESHED_FUZZ_CORE_SOURCES ${EDGESHED_FUZZ_CONFIG_SOURCES})
 # The law's vocabulary (to_string, defaults) that the config refers to.
 file(GLOB EDGESHED_FUZZ_LAW_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}

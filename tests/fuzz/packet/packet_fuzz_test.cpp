@@ -30,8 +30,8 @@
 #include <string>
 
 #include "bpf/dataplane_fixture.h"
+#include "common/ip_prefix.h"
 #include "common/names.h"
-#include "config/ip_prefix.h"
 #include "fuzz/packet/frame_gen.h"
 #include "fuzz/packet/frame_oracle.h"
 
@@ -186,9 +186,9 @@ class PacketFuzz {
         {{kNormalPort, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP | EDGESHED_PORT_QUIC},
          {kCriticalPort, EDGESHED_CLASS_CRITICAL},
          {kBackgroundPort, EDGESHED_CLASS_BACKGROUND, EDGESHED_PORT_TCP | EDGESHED_PORT_QUIC}}));
-    EXPECT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix(kCriticalPrefix4).value(),
-                                      EDGESHED_CLASS_CRITICAL));
-    EXPECT_TRUE(dp_.maps().set_prefix(config::parse_ip_prefix(kBackgroundPrefix6).value(),
+    EXPECT_TRUE(
+        dp_.maps().set_prefix(parse_ip_prefix(kCriticalPrefix4).value(), EDGESHED_CLASS_CRITICAL));
+    EXPECT_TRUE(dp_.maps().set_prefix(parse_ip_prefix(kBackgroundPrefix6).value(),
                                       EDGESHED_CLASS_BACKGROUND));
     // Read back: set_prefix keeps the trie sizes in the config.
     edgeshed_config cfg = dp_.config();

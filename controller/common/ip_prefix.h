@@ -8,7 +8,7 @@
 
 #include "common/result.h"
 
-namespace edgeshed::config {
+namespace edgeshed {
 
 enum class IpFamily { kV4, kV6 };
 
@@ -27,4 +27,4 @@ Result<IpPrefix> parse_ip_prefix(std::string_view text);
 
 std::string to_string(const IpPrefix& prefix);
 
-}  // namespace edgeshed::config
+}  // namespace edgeshed

@@ -1,10 +1,10 @@
-#include "config/ip_prefix.h"
+#include "common/ip_prefix.h"
 
 #include <arpa/inet.h>
 
 #include <charconv>
 
-namespace edgeshed::config {
+namespace edgeshed {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::string to_string(const IpPrefix& prefix) {
   return std::string(buffer) + "/" + std::to_string(prefix.length);
 }
 
-}  // namespace edgeshed::config
+}  // namespace edgeshed

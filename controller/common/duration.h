@@ -7,7 +7,7 @@
 
 #include "common/result.h"
 
-namespace edgeshed::config {
+namespace edgeshed {
 
 // A non-negative decimal number followed by a unit (us, ms, s, m, h); "0"
 // alone is also accepted. Resolution is one nanosecond. The error says what
@@ -17,4 +17,4 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text);
 // The shortest exact form in the largest unit that fits: 100ms, 3s, 1m, 1500us.
 std::string format_duration(std::chrono::nanoseconds duration);
 
-}  // namespace edgeshed::config
+}  // namespace edgeshed

@@ -1,8 +1,8 @@
-#include "signals/parse/latency_window.h"
+#include "common/latency_window.h"
 
 #include <algorithm>
 
-namespace edgeshed::signals {
+namespace edgeshed {
 namespace {
 
 constexpr double kNsPerSecond = 1e9;
@@ -116,4 +116,4 @@ std::optional<LatencyStats> LatencyWindow::stats(uint16_t port, LatencyMeasure m
   return s;
 }
 
-}  // namespace edgeshed::signals
+}  // namespace edgeshed

@@ -13,7 +13,7 @@
 
 #include "edgeshed/abi.h"
 
-namespace edgeshed::signals {
+namespace edgeshed {
 
 enum class LatencyMeasure : uint32_t {
   kResponse = EDGESHED_LATENCY_RESPONSE,
@@ -82,4 +82,4 @@ class LatencyWindow {
   std::deque<Tick> ticks_;  // oldest first
 };
 
-}  // namespace edgeshed::signals
+}  // namespace edgeshed

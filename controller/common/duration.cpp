@@ -1,4 +1,4 @@
-#include "config/duration.h"
+#include "common/duration.h"
 
 #include <array>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-namespace edgeshed::config {
+namespace edgeshed {
 
 namespace {
 
@@ -81,4 +81,4 @@ std::string format_duration(std::chrono::nanoseconds duration) {
   return std::to_string(ns) + "ns";
 }
 
-}  // namespace edgeshed::config
+}  // namespace edgeshed

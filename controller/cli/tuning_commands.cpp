@@ -199,7 +199,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     un->callback([&ctx] {
       ctx.run = [&ctx] {
         if (!daemon_running(ctx)) return needs_daemon("unpinning");
-        return send(ctx, ipc::ResetRequest{"level"});
+        return send(ctx, ipc::ResetRequest{ipc::ResetGroup::kLevel});
       };
     });
   }
@@ -237,7 +237,7 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       }
       ctx.run = [a, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("a class override");
-        if (a->clear) return send(ctx, ipc::ResetRequest{"class:" + a->cls});
+        if (a->clear) return send(ctx, ipc::ResetRequest{ipc::ResetClass{traffic_class(a->cls)}});
         return send(ctx, ipc::OverrideRequest{traffic_class(a->cls), a->admit_fraction, a->cap,
                                               a->rate, a->burst, for_seconds(a->for_text)});
       };
@@ -378,7 +378,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([what, &ctx] {
       ctx.run = [what, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("reset");
-        return send(ctx, ipc::ResetRequest{*what});
+        // Checked by the option's validator: parsing cannot fail here.
+        return send(ctx, ipc::ResetRequest{*ipc::parse_reset_target(*what)});
       };
     });
   }

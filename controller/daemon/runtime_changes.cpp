@@ -123,6 +123,8 @@ Result<std::string> RuntimeChanges::reset(const ipc::ResetTarget& target) {
       case ipc::ResetGroup::kLevel:
         return cleared(std::exchange(level_, std::nullopt).has_value(), "level pin");
     }
+    // Only a value cast outside the enum gets here.
+    return make_error("cannot reset '" + ipc::to_string(target) + "'");
   }
   if (const auto* c = std::get_if<ipc::ResetClass>(&target)) {
     auto& o = classes_[law::index_of(c->traffic_class)];

@@ -59,8 +59,8 @@ CLI::Validator ip_prefix_validator() {
 CLI::Validator reset_target_validator() {
   return CLI::Validator(
       [](const std::string& what) -> std::string {
-        auto s = ipc::check_reset_target(what);
-        return s ? "" : s.error().message;
+        auto target = ipc::parse_reset_target(what);
+        return target ? "" : target.error().message;
       },
       "WHAT");
 }

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/interface_rates.h"
 #include "cli/interface_targets.h"
 #include "cli/status_model.h"
 
@@ -61,8 +62,7 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
       if (args->json) {
         // One interface asked for: its object, with the daemon beside it.
         if (!args->iface.empty()) {
-          if (rc != 0)
-            return fail(args->iface + ": " + status["interfaces"][0]["error"].get<std::string>());
+          if (rc != 0) return fail(args->iface + ": " + readings[0].status.error.value_or("?"));
           auto one = status["interfaces"][0];
           one["daemon"] = status["daemon"];
           one["daemon_health"] = status["daemon_health"];
@@ -73,7 +73,7 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
         return rc;
       }
       if (!args->iface.empty() && rc != 0) {
-        return fail(args->iface + ": " + status["interfaces"][0]["error"].get<std::string>());
+        return fail(args->iface + ": " + readings[0].status.error.value_or("?"));
       }
       for (const auto& line : status_lines(status)) std::cout << line << "\n";
       return rc;

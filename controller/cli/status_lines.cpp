@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cctype>
 #include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/interface_status.h"
 #include "common/names.h"
+#include "common/stats.h"
 #include "ipc/state.h"
 
 // The status as text: what `edgeshed status` prints (status_lines()).
@@ -26,26 +29,16 @@ std::string clock_time(int64_t unix_ms) {
   return buf;
 }
 
-std::string num(const Json& v, int precision = 3) {
-  if (v.is_null()) return "-";
-  if (v.is_number_float()) return fmt::format("{:.{}g}", v.get<double>(), precision);
-  if (v.is_number()) return std::to_string(v.get<int64_t>());
-  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 std::string upper(std::string s) {
   for (auto& c : s)
     c = c == '_' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
 
-std::string rate(const Json& v) {
-  return v.is_null() ? "-" : fmt::format("{:.1f}", v.get<double>());
-}
+std::string rate(double per_sec) { return fmt::format("{:.1f}", per_sec); }
 
-std::string describe_policy(const Json& k) {
-  const double admit = 1.0 - k["shed_fraction"].get<double>();
+std::string describe_policy(const ClassStatus& k) {
+  const double admit = 1.0 - k.shed_fraction;
   std::string out;
   if (admit <= 0) {
     out = "shed all";
@@ -54,42 +47,39 @@ std::string describe_policy(const Json& k) {
   } else {
     out = "admit";
   }
-  if (k["inflight_cap"].get<uint64_t>() != 0)
-    out += fmt::format(", cap {}", num(k["inflight_cap"]));
-  if (k["tokens_per_sec"].get<uint64_t>() != 0)
-    out += fmt::format(", {}/s", num(k["tokens_per_sec"]));
+  if (k.inflight_cap != 0) out += fmt::format(", cap {}", k.inflight_cap);
+  if (k.tokens_per_sec != 0) out += fmt::format(", {}/s", k.tokens_per_sec);
   return out;
 }
 
+std::string class_label(size_t c) { return std::string(names::kClasses[c]); }
+
 // " normal: 3 (would 0);" for each class that counted one of the two; "".
-std::string class_pair(const Json& classes, const char* done, const char* would) {
+std::string class_pair(const std::array<ClassStatus, EDGESHED_NUM_CLASSES>& classes, int done,
+                       int would) {
   std::string out;
-  for (const auto& [name, k] : classes.items()) {
-    const uint64_t n = k["counters"].value(done, uint64_t{0});
-    const uint64_t w = k["counters"].value(would, uint64_t{0});
-    if (n || w) out += fmt::format(" {}: {} (would {});", name, n, w);
+  for (size_t c = 0; c < classes.size(); ++c) {
+    const uint64_t n = classes[c].counters[done];
+    const uint64_t w = classes[c].counters[would];
+    if (n || w) out += fmt::format(" {}: {} (would {});", class_label(c), n, w);
   }
   return out;
 }
 
 // " normal: admitted 9 shed 2 would-shed 0;" for each of TCP's or QUIC's
 // classes; QUIC's cap counters stay 0, no cap applying to it.
-std::string class_totals(const Json& classes) {
+std::string class_totals(const std::array<CounterRow, EDGESHED_NUM_CLASSES>& rows) {
   std::string out;
-  for (const auto& [name, k] : classes.items()) {
-    const Json& c = k["counters"];
-    const uint64_t shed = c["shed_cap"].get<uint64_t>() + c["shed_fraction"].get<uint64_t>() +
-                          c["shed_rate"].get<uint64_t>();
-    const uint64_t would_shed = c["would_shed_cap"].get<uint64_t>() +
-                                c["would_shed_fraction"].get<uint64_t>() +
-                                c["would_shed_rate"].get<uint64_t>();
-    out += fmt::format(" {}: admitted {} shed {} would-shed {};", name, num(c["admitted"]), shed,
-                       would_shed);
+  for (size_t c = 0; c < rows.size(); ++c) {
+    const CounterRow& k = rows[c];
+    out +=
+        fmt::format(" {}: admitted {} shed {} would-shed {};", class_label(c),
+                    k[EDGESHED_CTR_ADMITTED], class_sheds(k.values), class_would_sheds(k.values));
   }
   return out;
 }
 
-// The state file's numbers, as num() shows their JSON.
+// The state file's numbers: "-" for none.
 std::string num(const std::optional<double>& v, int precision = 3) {
   return v ? fmt::format("{:.{}g}", *v, precision) : "-";
 }
@@ -194,69 +184,85 @@ void daemon_lines(const Json& json, const Json& health, std::vector<std::string>
     out.push_back("  operator changes: " + describe_changes(d.runtime_changes));
   }
 }
+
+void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
+  if (j.error) {
+    out.push_back(fmt::format("{}: UNREADABLE: {}", j.iface, *j.error));
+    return;
+  }
+  std::string hb = j.heartbeat_age_ms ? std::to_string(*j.heartbeat_age_ms) + " ms ago" : "never";
+  out.push_back(fmt::format("{}: hook {}, mode {}, action {}, ABI {}, heartbeat {}", j.iface,
+                            j.hook, j.mode, j.action, j.abi_version, hb));
+  if (j.fail_open) {
+    out.push_back("  FAIL-OPEN: admitting everything: " + j.fail_open_reason.value_or("-"));
+  }
+  if (j.fail_static_note) out.push_back("  " + *j.fail_static_note);
+  std::string ports;
+  for (const auto& p : j.ports) {
+    std::string protocols;
+    for (const auto& proto : p.protocols) protocols += (protocols.empty() ? "" : "+") + proto;
+    ports += fmt::format(" {}:{}", p.port, p.traffic_class);
+    if (protocols != "tcp") ports += "/" + protocols;
+    if (p.keepalive != "pass") ports += " (keepalive " + p.keepalive + ")";
+  }
+  out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
+  out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
+                            "class", "policy", "in service", "connections", "admitted/s",
+                            "shed/s (cap frac rate)", "would-shed/s", "fail-open",
+                            "rst sent/capd"));
+  for (size_t c = 0; c < j.classes.size(); ++c) {
+    const ClassStatus& k = j.classes[c];
+    const CounterRow& n = k.counters;
+    std::string cap = k.inflight_cap ? std::to_string(k.inflight_cap) : "-";
+    std::string conns = std::to_string(k.connections);
+    if (k.connection_cap) conns += "/" + std::to_string(k.connection_cap);
+    std::string admitted = "-", shed = "-", would_shed = "-";
+    if (j.rates) {
+      const ClassRates& r = j.rates->classes[c];
+      admitted = rate(r.admitted);
+      shed = fmt::format("{} ({} {} {})", rate(r.shed), rate(r.shed_cap), rate(r.shed_fraction),
+                         rate(r.shed_rate));
+      would_shed = rate(r.would_shed);
+    }
+    out.push_back(
+        fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
+                    class_label(c), describe_policy(k), std::to_string(k.inflight) + "/" + cap,
+                    conns, admitted, shed, would_shed, n[EDGESHED_CTR_FAIL_OPEN],
+                    fmt::format("{}/{}", n[EDGESHED_CTR_RST_SENT], n[EDGESHED_CTR_RST_CAPPED])));
+  }
+  std::array<CounterRow, EDGESHED_NUM_CLASSES> tcp{};
+  for (size_t c = 0; c < j.classes.size(); ++c) tcp[c] = j.classes[c].counters;
+  out.push_back("  totals:" + class_totals(tcp));
+  if (auto s =
+          class_pair(j.classes, EDGESHED_CTR_REQUEST_REFUSED, EDGESHED_CTR_WOULD_REFUSE_REQUEST);
+      !s.empty())
+    out.push_back("  requests refused on open connections:" + s);
+  if (auto s = class_pair(j.classes, EDGESHED_CTR_RECLAIMED, EDGESHED_CTR_WOULD_RECLAIM);
+      !s.empty())
+    out.push_back("  idle connections reclaimed:" + s);
+  if (j.quic.protected_ports) {
+    out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
+                  class_totals(j.quic.classes));
+  }
+  std::string packets;
+  for (size_t i = 0; i < j.counters.size(); ++i) {
+    packets += fmt::format(" {}={}", names::kGlobalCounters[i], j.counters[i]);
+  }
+  out.push_back("  passed without decision:" + packets);
+}
+
 }  // namespace
 
 std::vector<std::string> status_lines(const Json& status) {
   std::vector<std::string> out;
   daemon_lines(status["daemon"], status.value("daemon_health", Json::object()), out);
   for (const auto& j : status["interfaces"]) {
-    if (j.contains("error")) {
-      out.push_back(fmt::format("{}: UNREADABLE: {}", num(j["iface"]), num(j["error"])));
+    auto s = interface_status_from_json(j);
+    if (!s) {
+      out.push_back(fmt::format("{}: UNREADABLE: {}", j.value("iface", "?"), s.error().message));
       continue;
     }
-    std::string hb =
-        j["heartbeat_age_ms"].is_null() ? "never" : num(j["heartbeat_age_ms"]) + " ms ago";
-    out.push_back(fmt::format("{}: hook {}, mode {}, action {}, ABI {}, heartbeat {}",
-                              num(j["iface"]), num(j["hook"]), num(j["mode"]), num(j["action"]),
-                              num(j["abi_version"]), hb));
-    if (j["fail_open"].get<bool>()) {
-      out.push_back("  FAIL-OPEN: admitting everything: " + num(j["fail_open_reason"]));
-    }
-    if (j.contains("fail_static_note")) out.push_back("  " + num(j["fail_static_note"]));
-    std::string ports;
-    for (const auto& p : j["ports"]) {
-      std::string protocols;
-      for (const auto& proto : p["protocols"]) {
-        protocols += (protocols.empty() ? "" : "+") + proto.get<std::string>();
-      }
-      ports += fmt::format(" {}:{}", num(p["port"]), num(p["class"]));
-      if (protocols != "tcp") ports += "/" + protocols;
-      if (p.value("keepalive", "pass") != "pass")
-        ports += " (keepalive " + num(p["keepalive"]) + ")";
-    }
-    out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
-    const bool rates = j.contains("rates");
-    out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
-                              "class", "policy", "in service", "connections", "admitted/s",
-                              "shed/s (cap frac rate)", "would-shed/s", "fail-open",
-                              "rst sent/capd"));
-    for (const auto& [name, k] : j["classes"].items()) {
-      const Json& c = k["counters"];
-      const Json r = rates ? j["rates"]["classes"][name] : Json();
-      std::string cap = k["inflight_cap"].get<uint64_t>() ? num(k["inflight_cap"]) : "-";
-      std::string conns = num(k["connections"]);
-      if (k["connection_cap"].get<uint64_t>()) conns += "/" + num(k["connection_cap"]);
-      std::string shed = rates ? fmt::format("{} ({} {} {})", rate(r["shed"]), rate(r["shed_cap"]),
-                                             rate(r["shed_fraction"]), rate(r["shed_rate"]))
-                               : "-";
-      out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",
-                                name, describe_policy(k), num(k["inflight"]) + "/" + cap, conns,
-                                rates ? rate(r["admitted"]) : "-", shed,
-                                rates ? rate(r["would_shed"]) : "-", num(c["fail_open"]),
-                                num(c["rst_sent"]) + "/" + num(c["rst_capped"])));
-    }
-    out.push_back("  totals:" + class_totals(j["classes"]));
-    if (auto s = class_pair(j["classes"], "requests_refused", "would_refuse_requests"); !s.empty())
-      out.push_back("  requests refused on open connections:" + s);
-    if (auto s = class_pair(j["classes"], "reclaimed", "would_reclaim"); !s.empty())
-      out.push_back("  idle connections reclaimed:" + s);
-    if (j.contains("quic") && j["quic"].value("protected", false)) {
-      out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
-                    class_totals(j["quic"]["classes"]));
-    }
-    std::string packets;
-    for (const auto& [counter, v] : j["counters"].items()) packets += " " + counter + "=" + num(v);
-    out.push_back("  passed without decision:" + packets);
+    interface_lines(*s, out);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/interface_rates.h"
 #include "cli/interface_targets.h"
 #include "cli/interrupt.h"
 #include "cli/status_model.h"
@@ -77,7 +78,7 @@ nlohmann::ordered_json read_status(const CliContext& ctx, std::vector<InterfaceR
     auto r = read_interface(iface);
     InterfaceReading reading = r ? std::move(*r) : unreadable_interface(iface, r.error().message);
     for (const auto& p : previous) {
-      if (p.json["iface"] == iface) add_rates(reading, p);
+      if (p.status.iface == iface) add_rates(reading, p);
     }
     now.push_back(std::move(reading));
   }

@@ -6,8 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/names.h"
+#include "cli/interface_status.h"
 #include "cli/status_model.h"
+#include "common/names.h"
 
 namespace edgeshed {
 namespace {
@@ -42,11 +43,12 @@ void TopHistory::add(const nlohmann::ordered_json& status) {
   if (!d.is_null() && d["pressure"].is_number()) p = d["pressure"].get<double>();
   push_bounded(pressure_, p, kPoints);
   std::array<double, EDGESHED_NUM_CLASSES> shed{};
-  for (const auto& iface : status["interfaces"]) {
-    if (!iface.contains("rates")) continue;  // first frame, or unreadable
+  for (const auto& j : status["interfaces"]) {
+    auto iface = interface_status_from_json(j);
+    if (!iface || !iface->rates) continue;  // first frame, or unreadable
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      const auto& r = iface["rates"]["classes"][std::string(names::name_of(names::kClasses, c))];
-      shed[c] += r["shed"].get<double>() + r["would_shed"].get<double>();
+      const ClassRates& r = iface->rates->classes[c];
+      shed[c] += r.shed + r.would_shed;
     }
   }
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) push_bounded(shed_[c], shed[c], kPoints);
@@ -55,8 +57,8 @@ void TopHistory::add(const nlohmann::ordered_json& status) {
 std::vector<std::string> top_frame(const nlohmann::ordered_json& status, const TopHistory& history,
                                    const std::string& clock, double interval_s) {
   std::vector<std::string> out;
-  out.push_back(fmt::format("edgeshed top  {}  refresh {:g} s  (q or Ctrl-C to quit)", clock,
-                            interval_s));
+  out.push_back(
+      fmt::format("edgeshed top  {}  refresh {:g} s  (q or Ctrl-C to quit)", clock, interval_s));
   out.emplace_back();
   auto last = [](const std::deque<double>& d) { return d.empty() ? 0.0 : d.back(); };
   auto peak = [](const std::deque<double>& d) {

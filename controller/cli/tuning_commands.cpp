@@ -107,281 +107,294 @@ int direct_without_for() {
   return fail("--for needs the daemon to undo the change, and none is running");
 }
 
+// `mode MODE [--for] [-i]`
+void add_mode_command(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string mode, for_text;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "mode", "Switch shedding off, to observe (count would-sheds only) or to enforce");
+  ctx.choose(cmd->add_option("MODE", a->mode, "off, observe or enforce")->required(),
+             names::all_names(names::kModes));
+  add_for_option(cmd, a->for_text);
+  add_direct_iface_option(cmd, ctx);
+  cmd->callback([a, &ctx] {
+    ctx.run = [a, &ctx] {
+      if (daemon_running(ctx)) {
+        return send_for(
+            ctx, ipc::ModeRequest{*names::parse<law::Mode>(a->mode), for_seconds(a->for_text)},
+            "a mode");
+      }
+      if (!a->for_text.empty()) return direct_without_for();
+      int rc = on_interfaces(
+          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+            auto cfg = maps.read_config();
+            if (!cfg) return cfg.error();
+            cfg->mode = *names::find(names::kModes, a->mode);
+            if (auto s = maps.write_config(*cfg); !s) return s;
+            std::cout << iface << ": mode " << a->mode
+                      << " (no daemon running: written to the data plane directly)\n";
+            return {};
+          });
+      return rc;
+    };
+  });
+}
+
+// `action drop|rst [--for] [-i]`
+void add_action_command(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string action, for_text;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("action", "Answer shed SYNs with a RST or drop them silently");
+  ctx.choose(cmd->add_option("ACTION", a->action, "drop or rst")->required(),
+             names::all_names(names::kActions));
+  add_for_option(cmd, a->for_text);
+  add_direct_iface_option(cmd, ctx);
+  cmd->callback([a, &ctx] {
+    ctx.run = [a, &ctx] {
+      if (daemon_running(ctx)) {
+        return send_for(
+            ctx,
+            ipc::ActionRequest{*names::find<config::Action>(a->action), for_seconds(a->for_text)},
+            "an action");
+      }
+      if (!a->for_text.empty()) return direct_without_for();
+      return on_interfaces(
+          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+            auto cfg = maps.read_config();
+            if (!cfg) return cfg.error();
+            cfg->action = *names::find(names::kActions, a->action);
+            if (auto s = maps.write_config(*cfg); !s) return s;
+            std::cout << iface << ": action " << a->action
+                      << " (no daemon running: written to the data plane directly)\n";
+            return {};
+          });
+    };
+  });
+}
+
+// `pin LEVEL [--for]` and `unpin`
+void add_pin_commands(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string level, for_text;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "pin", "Hold the pressure level, whatever the signals say (hard-safety signals still win)");
+  ctx.choose(cmd->add_option("LEVEL", a->level, "normal, elevated, high or critical")->required(),
+             kLevels);
+  add_for_option(cmd, a->for_text);
+  cmd->callback([a, &ctx] {
+    ctx.run = [a, &ctx] {
+      if (!daemon_running(ctx)) return needs_daemon("pinning a level");
+      return send(ctx,
+                  ipc::PinRequest{*names::parse<law::Level>(a->level), for_seconds(a->for_text)});
+    };
+  });
+  auto* un = app.add_subcommand("unpin", "Give the level back to the control law");
+  un->callback([&ctx] {
+    ctx.run = [&ctx] {
+      if (!daemon_running(ctx)) return needs_daemon("unpinning");
+      return send(ctx, ipc::ResetRequest{ipc::ResetGroup::kLevel});
+    };
+  });
+}
+
+// `override CLASS (--admit-fraction|--cap|--rate [--burst]|--clear) [--for]`
+void add_override_command(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string cls, for_text;
+    std::optional<double> admit_fraction;
+    std::optional<uint32_t> cap, rate, burst;
+    bool clear = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "override",
+      "Fix one class's admit fraction, in-flight cap or rate over the control law (critical "
+      "keeps its floor)");
+  ctx.choose(cmd->add_option("CLASS", a->cls, "critical, normal or background")->required(),
+             kClasses);
+  auto* f = cmd->add_option("--admit-fraction", a->admit_fraction, "Share admitted, 0.0..1.0")
+                ->check(CLI::Range(0.0, 1.0));
+  auto* c = cmd->add_option("--cap", a->cap, "In-flight cap")->check(CLI::Range(1u, 1000000000u));
+  auto* r = cmd->add_option("--rate", a->rate, "New connections per second")
+                ->check(CLI::Range(1u, 1000000000u));
+  cmd->add_option("--burst", a->burst, "Token bucket depth (default: one second of --rate)")
+      ->check(CLI::Range(1u, 1000000000u))
+      ->needs(r);
+  add_for_option(cmd, a->for_text);
+  cmd->add_flag("--clear", a->clear, "Remove the class's override")
+      ->excludes(f)
+      ->excludes(c)
+      ->excludes(r);
+  cmd->callback([a, &ctx] {
+    if (!a->clear && !a->admit_fraction && !a->cap && !a->rate) {
+      throw CLI::ValidationError("give --admit-fraction, --cap, --rate or --clear");
+    }
+    ctx.run = [a, &ctx] {
+      if (!daemon_running(ctx)) return needs_daemon("a class override");
+      if (a->clear) return send(ctx, ipc::ResetRequest{ipc::ResetClass{traffic_class(a->cls)}});
+      return send(ctx, ipc::OverrideRequest{traffic_class(a->cls), a->admit_fraction, a->cap,
+                                            a->rate, a->burst, for_seconds(a->for_text)});
+    };
+  });
+}
+
+// `port add PORT [-c CLASS]` and `port remove PORT`
+void add_port_command(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    uint32_t port = 0;
+    std::string cls = "normal";
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("port", "Protect a port, or stop protecting it");
+  cmd->require_subcommand(1);
+  auto* add = cmd->add_subcommand(
+      "add", "Protect PORT for TCP, or change its class (new connections to it may be shed)");
+  add->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
+  ctx.choose(
+      add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
+      kClasses);
+  auto* rm = cmd->add_subcommand(
+      "remove", "Stop protecting PORT, for TCP and QUIC (its new connections always pass)");
+  rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
+  add_direct_iface_option(add, ctx);
+  add_direct_iface_option(rm, ctx);
+  add->callback([a, &ctx] {
+    ctx.run = [a, &ctx] {
+      if (daemon_running(ctx)) {
+        return send_for(
+            ctx, ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)}, "a port");
+      }
+      return on_interfaces(
+          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+            auto ports = maps.read_ports();
+            if (!ports) return ports.error();
+            // A port number's protocols share its class; a new port is TCP.
+            auto it = std::find_if(ports->begin(), ports->end(),
+                                   [&](const PortClass& p) { return p.port == a->port; });
+            if (it == ports->end()) {
+              ports->push_back(
+                  {static_cast<uint16_t>(a->port), *names::find(names::kClasses, a->cls)});
+            } else {
+              it->class_id = *names::find(names::kClasses, a->cls);
+            }
+            if (auto s = maps.set_ports(*ports); !s) return s;
+            std::cout << iface << ": port " << a->port << " protected as " << a->cls
+                      << " (no daemon running: written to the data plane directly)\n";
+            return {};
+          });
+    };
+  });
+  rm->callback([a, &ctx] {
+    ctx.run = [a, &ctx] {
+      if (daemon_running(ctx)) {
+        return send_for(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)}, "a port");
+      }
+      return on_interfaces(
+          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+            auto ports = maps.read_ports();
+            if (!ports) return ports.error();
+            std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
+            if (auto s = maps.set_ports(*ports); !s) return s;
+            std::cout << iface << ": port " << a->port
+                      << " unprotected (no daemon running: written to the data plane directly)\n";
+            return {};
+          });
+    };
+  });
+}
+
+// `prefix add CIDR -c CLASS` and `prefix remove CIDR`
+void add_prefix_command(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string cidr, cls;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "prefix",
+      "Give connections from a source prefix another class (e.g. health checkers "
+      "critical)");
+  cmd->require_subcommand(1);
+  auto* add = cmd->add_subcommand("add", "Class connections from CIDR as CLASS");
+  add->add_option("CIDR", a->cidr, "e.g. 192.0.2.0/24 or 2001:db8::/32")->required();
+  ctx.choose(add->add_option("-c,--class", a->cls, "critical, normal or background")->required(),
+             kClasses);
+  auto* rm = cmd->add_subcommand("remove", "Remove the override of CIDR");
+  rm->add_option("CIDR", a->cidr, "The prefix as added")->required();
+  add_direct_iface_option(add, ctx);
+  add_direct_iface_option(rm, ctx);
+  auto check = [a]() -> Result<IpPrefix> {
+    auto p = parse_ip_prefix(a->cidr);
+    if (!p) return make_error("prefix '" + a->cidr + "': " + p.error().message);
+    return p;
+  };
+  add->callback([a, &ctx, check] {
+    if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
+    ctx.run = [a, &ctx, check] {
+      if (daemon_running(ctx)) {
+        return send_for(ctx, ipc::PrefixRequest{*check(), traffic_class(a->cls)}, "a prefix");
+      }
+      auto prefix = *check();
+      return on_interfaces(
+          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+            if (auto s = maps.set_prefix(prefix, *names::find(names::kClasses, a->cls)); !s)
+              return s;
+            std::cout << iface << ": " << to_string(prefix) << " classed " << a->cls
+                      << " (no daemon running: written to the data plane directly)\n";
+            return {};
+          });
+    };
+  });
+  rm->callback([a, &ctx, check] {
+    if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
+    ctx.run = [a, &ctx, check] {
+      if (daemon_running(ctx)) return send_for(ctx, ipc::PrefixRemoveRequest{*check()}, "a prefix");
+      auto prefix = *check();
+      return on_interfaces(
+          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
+            if (auto s = maps.remove_prefix(prefix); !s) return s;
+            std::cout << iface << ": override of " << to_string(prefix)
+                      << " removed (no daemon running: written to the data plane directly)\n";
+            return {};
+          });
+    };
+  });
+}
+
+// `reset [WHAT]`: the operator's words become a typed target (ipc/reset_target.h)
+void add_reset_command(CLI::App& app, CliContext& ctx) {
+  auto what = std::make_shared<std::string>("all");
+  auto* cmd = app.add_subcommand(
+      "reset",
+      "Undo runtime changes: all, mode, action, level, class:CLASS, port:PORT, prefix:CIDR");
+  ctx.suggest(cmd->add_option("WHAT", *what, "What to give back to the config file")
+                  ->capture_default_str()
+                  ->check(reset_target_validator()),
+              ipc::reset_target_words());
+  cmd->callback([what, &ctx] {
+    ctx.run = [what, &ctx] {
+      if (!daemon_running(ctx)) return needs_daemon("reset");
+      // Checked by the option's validator: parsing cannot fail here.
+      return send(ctx, ipc::ResetRequest{*ipc::parse_reset_target(*what)});
+    };
+  });
+}
+
 }  // namespace
 
 void add_tuning_commands(CLI::App& app, CliContext& ctx) {
-  // mode
-  {
-    struct Args {
-      std::string mode, for_text;
-    };
-    auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand(
-        "mode", "Switch shedding off, to observe (count would-sheds only) or to enforce");
-    ctx.choose(cmd->add_option("MODE", a->mode, "off, observe or enforce")->required(),
-               names::all_names(names::kModes));
-    add_for_option(cmd, a->for_text);
-    add_direct_iface_option(cmd, ctx);
-    cmd->callback([a, &ctx] {
-      ctx.run = [a, &ctx] {
-        if (daemon_running(ctx)) {
-          return send_for(
-              ctx, ipc::ModeRequest{*names::parse<law::Mode>(a->mode), for_seconds(a->for_text)},
-              "a mode");
-        }
-        if (!a->for_text.empty()) return direct_without_for();
-        int rc = on_interfaces(
-            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-              auto cfg = maps.read_config();
-              if (!cfg) return cfg.error();
-              cfg->mode = *names::find(names::kModes, a->mode);
-              if (auto s = maps.write_config(*cfg); !s) return s;
-              std::cout << iface << ": mode " << a->mode
-                        << " (no daemon running: written to the data plane directly)\n";
-              return {};
-            });
-        return rc;
-      };
-    });
-  }
-  // action
-  {
-    struct Args {
-      std::string action, for_text;
-    };
-    auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand("action", "Answer shed SYNs with a RST or drop them silently");
-    ctx.choose(cmd->add_option("ACTION", a->action, "drop or rst")->required(),
-               names::all_names(names::kActions));
-    add_for_option(cmd, a->for_text);
-    add_direct_iface_option(cmd, ctx);
-    cmd->callback([a, &ctx] {
-      ctx.run = [a, &ctx] {
-        if (daemon_running(ctx)) {
-          return send_for(
-              ctx,
-              ipc::ActionRequest{*names::find<config::Action>(a->action), for_seconds(a->for_text)},
-              "an action");
-        }
-        if (!a->for_text.empty()) return direct_without_for();
-        return on_interfaces(
-            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-              auto cfg = maps.read_config();
-              if (!cfg) return cfg.error();
-              cfg->action = *names::find(names::kActions, a->action);
-              if (auto s = maps.write_config(*cfg); !s) return s;
-              std::cout << iface << ": action " << a->action
-                        << " (no daemon running: written to the data plane directly)\n";
-              return {};
-            });
-      };
-    });
-  }
-  // pin / unpin
-  {
-    struct Args {
-      std::string level, for_text;
-    };
-    auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand(
-        "pin", "Hold the pressure level, whatever the signals say (hard-safety signals still win)");
-    ctx.choose(cmd->add_option("LEVEL", a->level, "normal, elevated, high or critical")->required(),
-               kLevels);
-    add_for_option(cmd, a->for_text);
-    cmd->callback([a, &ctx] {
-      ctx.run = [a, &ctx] {
-        if (!daemon_running(ctx)) return needs_daemon("pinning a level");
-        return send(ctx,
-                    ipc::PinRequest{*names::parse<law::Level>(a->level), for_seconds(a->for_text)});
-      };
-    });
-    auto* un = app.add_subcommand("unpin", "Give the level back to the control law");
-    un->callback([&ctx] {
-      ctx.run = [&ctx] {
-        if (!daemon_running(ctx)) return needs_daemon("unpinning");
-        return send(ctx, ipc::ResetRequest{"level"});
-      };
-    });
-  }
-  // override
-  {
-    struct Args {
-      std::string cls, for_text;
-      std::optional<double> admit_fraction;
-      std::optional<uint32_t> cap, rate, burst;
-      bool clear = false;
-    };
-    auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand(
-        "override",
-        "Fix one class's admit fraction, in-flight cap or rate over the control law (critical "
-        "keeps its floor)");
-    ctx.choose(cmd->add_option("CLASS", a->cls, "critical, normal or background")->required(),
-               kClasses);
-    auto* f = cmd->add_option("--admit-fraction", a->admit_fraction, "Share admitted, 0.0..1.0")
-                  ->check(CLI::Range(0.0, 1.0));
-    auto* c = cmd->add_option("--cap", a->cap, "In-flight cap")->check(CLI::Range(1u, 1000000000u));
-    auto* r = cmd->add_option("--rate", a->rate, "New connections per second")
-                  ->check(CLI::Range(1u, 1000000000u));
-    cmd->add_option("--burst", a->burst, "Token bucket depth (default: one second of --rate)")
-        ->check(CLI::Range(1u, 1000000000u))
-        ->needs(r);
-    add_for_option(cmd, a->for_text);
-    cmd->add_flag("--clear", a->clear, "Remove the class's override")
-        ->excludes(f)
-        ->excludes(c)
-        ->excludes(r);
-    cmd->callback([a, &ctx] {
-      if (!a->clear && !a->admit_fraction && !a->cap && !a->rate) {
-        throw CLI::ValidationError("give --admit-fraction, --cap, --rate or --clear");
-      }
-      ctx.run = [a, &ctx] {
-        if (!daemon_running(ctx)) return needs_daemon("a class override");
-        if (a->clear) return send(ctx, ipc::ResetRequest{"class:" + a->cls});
-        return send(ctx, ipc::OverrideRequest{traffic_class(a->cls), a->admit_fraction, a->cap,
-                                              a->rate, a->burst, for_seconds(a->for_text)});
-      };
-    });
-  }
-  // port add / remove
-  {
-    struct Args {
-      uint32_t port = 0;
-      std::string cls = "normal";
-    };
-    auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand("port", "Protect a port, or stop protecting it");
-    cmd->require_subcommand(1);
-    auto* add = cmd->add_subcommand(
-        "add", "Protect PORT for TCP, or change its class (new connections to it may be shed)");
-    add->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
-    ctx.choose(
-        add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
-        kClasses);
-    auto* rm = cmd->add_subcommand(
-        "remove", "Stop protecting PORT, for TCP and QUIC (its new connections always pass)");
-    rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
-    add_direct_iface_option(add, ctx);
-    add_direct_iface_option(rm, ctx);
-    add->callback([a, &ctx] {
-      ctx.run = [a, &ctx] {
-        if (daemon_running(ctx)) {
-          return send_for(ctx,
-                          ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)},
-                          "a port");
-        }
-        return on_interfaces(
-            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-              auto ports = maps.read_ports();
-              if (!ports) return ports.error();
-              // A port number's protocols share its class; a new port is TCP.
-              auto it = std::find_if(ports->begin(), ports->end(),
-                                     [&](const PortClass& p) { return p.port == a->port; });
-              if (it == ports->end()) {
-                ports->push_back(
-                    {static_cast<uint16_t>(a->port), *names::find(names::kClasses, a->cls)});
-              } else {
-                it->class_id = *names::find(names::kClasses, a->cls);
-              }
-              if (auto s = maps.set_ports(*ports); !s) return s;
-              std::cout << iface << ": port " << a->port << " protected as " << a->cls
-                        << " (no daemon running: written to the data plane directly)\n";
-              return {};
-            });
-      };
-    });
-    rm->callback([a, &ctx] {
-      ctx.run = [a, &ctx] {
-        if (daemon_running(ctx)) {
-          return send_for(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)}, "a port");
-        }
-        return on_interfaces(
-            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-              auto ports = maps.read_ports();
-              if (!ports) return ports.error();
-              std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
-              if (auto s = maps.set_ports(*ports); !s) return s;
-              std::cout << iface << ": port " << a->port
-                        << " unprotected (no daemon running: written to the data plane directly)\n";
-              return {};
-            });
-      };
-    });
-  }
-  // prefix add / remove
-  {
-    struct Args {
-      std::string cidr, cls;
-    };
-    auto a = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand(
-        "prefix",
-        "Give connections from a source prefix another class (e.g. health checkers "
-        "critical)");
-    cmd->require_subcommand(1);
-    auto* add = cmd->add_subcommand("add", "Class connections from CIDR as CLASS");
-    add->add_option("CIDR", a->cidr, "e.g. 192.0.2.0/24 or 2001:db8::/32")->required();
-    ctx.choose(add->add_option("-c,--class", a->cls, "critical, normal or background")->required(),
-               kClasses);
-    auto* rm = cmd->add_subcommand("remove", "Remove the override of CIDR");
-    rm->add_option("CIDR", a->cidr, "The prefix as added")->required();
-    add_direct_iface_option(add, ctx);
-    add_direct_iface_option(rm, ctx);
-    auto check = [a]() -> Result<IpPrefix> {
-      auto p = parse_ip_prefix(a->cidr);
-      if (!p) return make_error("prefix '" + a->cidr + "': " + p.error().message);
-      return p;
-    };
-    add->callback([a, &ctx, check] {
-      if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
-      ctx.run = [a, &ctx, check] {
-        if (daemon_running(ctx)) {
-          return send_for(ctx, ipc::PrefixRequest{*check(), traffic_class(a->cls)}, "a prefix");
-        }
-        auto prefix = *check();
-        return on_interfaces(
-            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-              if (auto s = maps.set_prefix(prefix, *names::find(names::kClasses, a->cls)); !s)
-                return s;
-              std::cout << iface << ": " << to_string(prefix) << " classed " << a->cls
-                        << " (no daemon running: written to the data plane directly)\n";
-              return {};
-            });
-      };
-    });
-    rm->callback([a, &ctx, check] {
-      if (auto p = check(); !p) throw CLI::ValidationError(p.error().message);
-      ctx.run = [a, &ctx, check] {
-        if (daemon_running(ctx))
-          return send_for(ctx, ipc::PrefixRemoveRequest{*check()}, "a prefix");
-        auto prefix = *check();
-        return on_interfaces(
-            ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-              if (auto s = maps.remove_prefix(prefix); !s) return s;
-              std::cout << iface << ": override of " << to_string(prefix)
-                        << " removed (no daemon running: written to the data plane directly)\n";
-              return {};
-            });
-      };
-    });
-  }
-  // reset
-  {
-    auto what = std::make_shared<std::string>("all");
-    auto* cmd = app.add_subcommand(
-        "reset",
-        "Undo runtime changes: all, mode, action, level, class:CLASS, port:PORT, prefix:CIDR");
-    ctx.suggest(cmd->add_option("WHAT", *what, "What to give back to the config file")
-                    ->capture_default_str()
-                    ->check(reset_target_validator()),
-                ipc::reset_target_words());
-    cmd->callback([what, &ctx] {
-      ctx.run = [what, &ctx] {
-        if (!daemon_running(ctx)) return needs_daemon("reset");
-        return send(ctx, ipc::ResetRequest{*what});
-      };
-    });
-  }
+  add_mode_command(app, ctx);
+  add_action_command(app, ctx);
+  add_pin_commands(app, ctx);
+  add_override_command(app, ctx);
+  add_port_command(app, ctx);
+  add_prefix_command(app, ctx);
+  add_reset_command(app, ctx);
 }
 
 }  // namespace edgeshed

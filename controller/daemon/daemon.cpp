@@ -53,7 +53,7 @@ int64_t unix_ms(WallTime t) {
 
 }  // namespace
 
-Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunDir run_dir)
+Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunDirLock run_dir)
     : config_path_(std::move(config_path)),
       config_(std::move(config)),
       run_dir_(std::move(run_dir)),
@@ -88,7 +88,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
     return s.error();
   }
   // A second daemon refused by the lock is not a start of this run directory.
-  auto run_dir = RunDir::lock(cfg->daemon.run_dir);
+  auto run_dir = RunDirLock::lock(cfg->daemon.run_dir);
   if (!run_dir) return run_dir.error();
   run_dir->record_start();
   auto d = std::make_unique<Daemon>(Key{}, config_path, std::move(*cfg), std::move(*run_dir));

@@ -15,9 +15,9 @@
 #include "config/config.h"
 #include "daemon/attached_dataplane.h"
 #include "daemon/learnt_keeper.h"
-#include "daemon/operator_changes.h"
 #include "daemon/publisher.h"
-#include "daemon/run_dir.h"
+#include "daemon/run_dir_lock.h"
+#include "daemon/runtime_changes_keeper.h"
 #include "daemon/service_notify.h"
 #include "daemon/steady_clock.h"
 #include "daemon/tick.h"
@@ -48,7 +48,7 @@ class Daemon {
   static Result<std::unique_ptr<Daemon>> start(const std::string& config_path,
                                                const RunDirChoice& run_dir_choice);
 
-  Daemon(Key key, std::string config_path, config::Config config, RunDir run_dir);
+  Daemon(Key key, std::string config_path, config::Config config, RunDirLock run_dir);
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
@@ -72,14 +72,14 @@ class Daemon {
 
   std::string config_path_;
   config::Config config_;
-  RunDir run_dir_;
+  RunDirLock run_dir_;
   // A reload keeps the command line's run directory, as the start did.
   bool run_dir_from_command_line_ = false;
   std::vector<Fd> interface_locks_;
   SteadyClock clock_;
   SystemWallClock wall_;
   ServiceNotifier notifier_;
-  OperatorChanges changes_;
+  RuntimeChangesKeeper changes_;
   AttachedDataplane dataplane_;
   std::unique_ptr<law::ControlLaw> law_;
   Publisher publisher_;

@@ -8,7 +8,7 @@
 namespace edgeshed::daemon {
 
 Publisher::Publisher(const config::Config& config, std::string config_path,
-                     const law::Clock& steady, const OperatorChanges& changes,
+                     const law::Clock& steady, const RuntimeChangesKeeper& changes,
                      ServiceNotifier& notifier)
     : config_(config),
       config_path_(std::move(config_path)),

@@ -16,7 +16,7 @@
 #include "daemon/log_limiter.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_server.h"
-#include "daemon/operator_changes.h"
+#include "daemon/runtime_changes_keeper.h"
 #include "daemon/service_notify.h"
 #include "daemon/state_refresh.h"
 #include "daemon/tick.h"
@@ -29,7 +29,7 @@ class Publisher final : public TickPublisher {
   // config is the daemon's running config, replaced in place by a reload;
   // all references must outlive the publisher.
   Publisher(const config::Config& config, std::string config_path, const law::Clock& steady,
-            const OperatorChanges& changes, ServiceNotifier& notifier);
+            const RuntimeChangesKeeper& changes, ServiceNotifier& notifier);
 
   // Binds the metrics listener when the config enables it.
   Status serve_metrics();
@@ -50,7 +50,7 @@ class Publisher final : public TickPublisher {
   const config::Config& config_;
   std::string config_path_;
   const law::Clock& steady_;
-  const OperatorChanges& changes_;
+  const RuntimeChangesKeeper& changes_;
   ServiceNotifier& notifier_;
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<AgentServer> agent_;

@@ -6,17 +6,11 @@
 #include <sstream>
 
 #include "common/names.h"
-#include "ipc/reset_target.h"
 
 namespace edgeshed::daemon {
 namespace {
 
 using nlohmann::json;
-
-int64_t unix_ms(WallTime t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-WallTime from_unix_ms(int64_t ms) { return WallTime(std::chrono::milliseconds(ms)); }
 
 std::string for_text(const std::optional<WallTime>& until, WallTime now) {
   if (!until) return " until removed";
@@ -31,16 +25,6 @@ std::string describe_override(const ClassOverride& o) {
   if (o.tokens_per_sec) out << " rate=" << *o.tokens_per_sec << "/s";
   if (o.burst) out << " burst=" << *o.burst;
   return out.str();
-}
-
-json until_json(const std::optional<WallTime>& until) {
-  return until ? json(unix_ms(*until)) : json(nullptr);
-}
-
-std::optional<WallTime> until_from(const json& j) {
-  auto it = j.find("until_ms");
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return from_unix_ms(it->get<int64_t>());
 }
 
 template <class T>
@@ -116,41 +100,42 @@ Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime 
     prefixes_[key] = std::nullopt;
     return "prefix " + key + " override removed";
   }
-  if (const auto* r = std::get_if<ipc::ResetRequest>(&request)) return reset(r->what);
+  if (const auto* r = std::get_if<ipc::ResetRequest>(&request)) return reset(r->target);
   return make_error(std::string("'") + ipc::op_of(request) + "' changes nothing");
 }
 
-Result<std::string> RuntimeChanges::reset(const std::string& what) {
-  if (auto s = ipc::check_reset_target(what); !s) return s.error();
+Result<std::string> RuntimeChanges::reset(const ipc::ResetTarget& target) {
   auto cleared = [](bool had, const std::string& text) -> Result<std::string> {
     if (!had) return make_error("no runtime " + text + " to reset");
     return text + " back to the config";
   };
-  if (what == "all") {
-    bool had = !empty();
-    *this = RuntimeChanges{};
-    return cleared(had, "changes");
+  if (const auto* group = std::get_if<ipc::ResetGroup>(&target)) {
+    switch (*group) {
+      case ipc::ResetGroup::kAll: {
+        const bool had = !empty();
+        *this = RuntimeChanges{};
+        return cleared(had, "changes");
+      }
+      case ipc::ResetGroup::kMode:
+        return cleared(std::exchange(mode_, std::nullopt).has_value(), "mode");
+      case ipc::ResetGroup::kAction:
+        return cleared(std::exchange(action_, std::nullopt).has_value(), "action");
+      case ipc::ResetGroup::kLevel:
+        return cleared(std::exchange(level_, std::nullopt).has_value(), "level pin");
+    }
+    // Only a value cast outside the enum gets here.
+    return make_error("cannot reset '" + ipc::to_string(target) + "'");
   }
-  if (what == "mode") return cleared(std::exchange(mode_, std::nullopt).has_value(), "mode");
-  if (what == "action") return cleared(std::exchange(action_, std::nullopt).has_value(), "action");
-  if (what == "level") {
-    return cleared(std::exchange(level_, std::nullopt).has_value(), "level pin");
-  }
-  if (what.starts_with("class:")) {
-    const auto cls = names::parse<law::TrafficClass>(what.substr(6)).value();  // checked above
-    auto& o = classes_[law::index_of(cls)];
+  if (const auto* c = std::get_if<ipc::ResetClass>(&target)) {
+    auto& o = classes_[law::index_of(c->traffic_class)];
     return cleared(std::exchange(o, std::nullopt).has_value(),
-                   "override of class " + what.substr(6));
+                   "override of class " + std::string(names::name_of(c->traffic_class)));
   }
-  if (what.starts_with("port:")) {
-    const auto port = static_cast<uint32_t>(std::stoul(what.substr(5)));  // checked above
-    return cleared(ports_.erase(static_cast<uint16_t>(port)) > 0, "port " + what.substr(5));
+  if (const auto* p = std::get_if<ipc::ResetPort>(&target)) {
+    return cleared(ports_.erase(p->port) > 0, "port " + std::to_string(p->port));
   }
-  if (what.starts_with("prefix:")) {
-    const auto key = to_string(parse_ip_prefix(what.substr(7)).value());
-    return cleared(prefixes_.erase(key) > 0, "prefix " + key);
-  }
-  return make_error("cannot reset '" + what + "'");  // unreachable: checked above
+  const auto key = to_string(std::get<ipc::ResetPrefix>(target).prefix);
+  return cleared(prefixes_.erase(key) > 0, "prefix " + key);
 }
 
 std::vector<std::string> RuntimeChanges::expire(WallTime now) {
@@ -250,97 +235,55 @@ ipc::ActiveChanges RuntimeChanges::describe(WallTime now) const {
   return c;
 }
 
-json RuntimeChanges::to_json() const {
-  json j = json::object();
-  if (mode_) {
-    j["mode"] = {{"mode", names::name_of(mode_->value)}, {"until_ms", until_json(mode_->until)}};
-  }
-  if (action_) {
-    j["action"] = {{"action", names::name_of(action_->value)},
-                   {"until_ms", until_json(action_->until)}};
-  }
-  if (level_) {
-    j["level"] = {{"level", names::name_of(level_->value)},
-                  {"until_ms", until_json(level_->until)}};
-  }
+std::vector<SavedChange> RuntimeChanges::saved() const {
+  std::vector<SavedChange> out;
+  if (mode_) out.push_back({ipc::ModeRequest{mode_->value, std::nullopt}, mode_->until});
+  if (action_) out.push_back({ipc::ActionRequest{action_->value, std::nullopt}, action_->until});
+  if (level_) out.push_back({ipc::PinRequest{level_->value, std::nullopt}, level_->until});
   for (auto cls : law::kAllClasses) {
     const auto& o = classes_[law::index_of(cls)];
     if (!o) continue;
-    json k = {{"until_ms", until_json(o->until)}};
-    if (o->admit_fraction) k["admit_fraction"] = *o->admit_fraction;
-    if (o->inflight_cap) k["inflight_cap"] = *o->inflight_cap;
-    if (o->tokens_per_sec) k["tokens_per_sec"] = *o->tokens_per_sec;
-    if (o->burst) k["burst"] = *o->burst;
-    j["classes"][std::string(names::name_of(cls))] = k;
+    out.push_back({ipc::OverrideRequest{cls, o->admit_fraction, o->inflight_cap, o->tokens_per_sec,
+                                        o->burst, std::nullopt},
+                   o->until});
   }
   for (const auto& [port, cls] : ports_) {
-    j["ports"][std::to_string(port)] = cls ? json(names::name_of(*cls)) : json(nullptr);
+    if (cls) {
+      out.push_back({ipc::PortRequest{port, *cls}, std::nullopt});
+    } else {
+      out.push_back({ipc::PortRemoveRequest{port}, std::nullopt});
+    }
   }
   for (const auto& [cidr, cls] : prefixes_) {
-    j["prefixes"][cidr] = cls ? json(names::name_of(*cls)) : json(nullptr);
+    auto prefix = parse_ip_prefix(cidr).value();  // canonical when stored
+    if (cls) {
+      out.push_back({ipc::PrefixRequest{prefix, *cls}, std::nullopt});
+    } else {
+      out.push_back({ipc::PrefixRemoveRequest{prefix}, std::nullopt});
+    }
   }
-  return j;
+  return out;
 }
 
-// Rebuilt through apply(), so a file can hold nothing apply() would refuse.
+json RuntimeChanges::to_json() const { return saved_changes_json(saved()); }
+
+// Replayed through apply(), so a file can hold nothing apply() would refuse.
 Result<RuntimeChanges> RuntimeChanges::from_json(const json& j) {
-  if (!j.is_object()) return make_error("not a JSON object");
+  auto saved = parse_saved_changes(j);
+  if (!saved) return saved.error();
   RuntimeChanges r;
-  auto replay = [&](json request, const json& from) -> Status {
+  for (auto& change : *saved) {
     // An expiry is replayed as "one second from a second before it".
     WallTime now = WallTime{};
-    if (auto until = until_from(from)) {
-      request["for_s"] = 1.0;
-      now = *until - std::chrono::seconds(1);
+    if (change.until) {
+      now = *change.until - std::chrono::seconds(1);
+      std::visit(
+          [](auto& request) {
+            if constexpr (requires { request.for_s; }) request.for_s = 1.0;
+          },
+          change.request);
     }
-    auto applied = r.apply(request, now);
-    if (!applied) return applied.error();
-    return {};
-  };
-  const json classes = j.value("classes", json::object());
-  const json ports = j.value("ports", json::object());
-  const json prefixes = j.value("prefixes", json::object());
-  try {
-    if (j.contains("mode")) {
-      if (auto s =
-              replay({{"op", ipc::ModeRequest::kOp}, {"mode", j["mode"].at("mode")}}, j["mode"]);
-          !s)
-        return s.error();
-    }
-    if (j.contains("action")) {
-      if (auto s = replay({{"op", ipc::ActionRequest::kOp}, {"action", j["action"].at("action")}},
-                          j["action"]);
-          !s)
-        return s.error();
-    }
-    if (j.contains("level")) {
-      if (auto s =
-              replay({{"op", ipc::PinRequest::kOp}, {"level", j["level"].at("level")}}, j["level"]);
-          !s)
-        return s.error();
-    }
-    for (const auto& [name, k] : classes.items()) {
-      json request = k;
-      request.erase("until_ms");
-      request["op"] = ipc::OverrideRequest::kOp;
-      request["class"] = name;
-      if (auto s = replay(request, k); !s) return s.error();
-    }
-    for (const auto& [port, cls] : ports.items()) {
-      json request = {{"op", cls.is_null() ? ipc::PortRemoveRequest::kOp : ipc::PortRequest::kOp},
-                      {"port", std::stoul(port)}};
-      if (!cls.is_null()) request["class"] = cls;
-      if (auto s = replay(request, json::object()); !s) return s.error();
-    }
-    for (const auto& [cidr, cls] : prefixes.items()) {
-      json request = {
-          {"op", cls.is_null() ? ipc::PrefixRemoveRequest::kOp : ipc::PrefixRequest::kOp},
-          {"cidr", cidr}};
-      if (!cls.is_null()) request["class"] = cls;
-      if (auto s = replay(request, json::object()); !s) return s.error();
-    }
-  } catch (const std::exception& e) {
-    return make_error(std::string("malformed: ") + e.what());
+    if (auto applied = r.apply(change.request, now); !applied) return applied.error();
   }
   return r;
 }

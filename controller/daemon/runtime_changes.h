@@ -18,6 +18,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "daemon/saved_changes.h"
 #include "daemon/wall_clock.h"
 #include "ipc/requests.h"
 #include "ipc/state.h"
@@ -62,11 +63,14 @@ class RuntimeChanges {
   // Active changes with the seconds left, for status.
   ipc::ActiveChanges describe(WallTime now) const;
 
+  // Each change as the request that makes it again (daemon/saved_changes.h).
+  std::vector<SavedChange> saved() const;
   nlohmann::json to_json() const;
+  // Replays the saved requests through apply().
   static Result<RuntimeChanges> from_json(const nlohmann::json& j);
 
  private:
-  Result<std::string> reset(const std::string& what);
+  Result<std::string> reset(const ipc::ResetTarget& target);
 
   std::optional<Timed<law::Mode>> mode_;
   std::optional<Timed<config::Action>> action_;

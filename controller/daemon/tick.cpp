@@ -41,7 +41,7 @@ std::string join(const std::vector<std::string>& names) {
 }  // namespace
 
 Tick::Tick(DataplaneAccess& dataplane, TickClocks clocks, law::ControlLaw& law,
-           OperatorChanges& changes, TickPublisher& publisher, TickSettings settings)
+           RuntimeChangesKeeper& changes, TickPublisher& publisher, TickSettings settings)
     : dataplane_(dataplane),
       clocks_(clocks),
       law_(law),

@@ -18,7 +18,7 @@
 #include "daemon/idle_reclaimer.h"
 #include "daemon/latency_feed.h"
 #include "daemon/log_limiter.h"
-#include "daemon/operator_changes.h"
+#include "daemon/runtime_changes_keeper.h"
 #include "daemon/wall_clock.h"
 #include "law/clock.h"
 #include "law/control_law.h"
@@ -88,7 +88,7 @@ class Tick {
  public:
   // All references must outlive the tick.
   Tick(DataplaneAccess& dataplane, TickClocks clocks, law::ControlLaw& law,
-       OperatorChanges& changes, TickPublisher& publisher, TickSettings settings);
+       RuntimeChangesKeeper& changes, TickPublisher& publisher, TickSettings settings);
   // The signals' readers point into the tick.
   Tick(const Tick&) = delete;
   Tick& operator=(const Tick&) = delete;
@@ -122,7 +122,7 @@ class Tick {
   DataplaneAccess& dataplane_;
   TickClocks clocks_;
   law::ControlLaw& law_;
-  OperatorChanges& changes_;
+  RuntimeChangesKeeper& changes_;
   TickPublisher& publisher_;
   TickSettings settings_;
   signals::SignalSet signals_;

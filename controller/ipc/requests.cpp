@@ -103,7 +103,17 @@ json fields(const PrefixRequest& r) {
   return {{"cidr", to_string(r.prefix)}, {"class", names::name_of(r.traffic_class)}};
 }
 json fields(const PrefixRemoveRequest& r) { return {{"cidr", to_string(r.prefix)}}; }
-json fields(const ResetRequest& r) { return {{"what", r.what}}; }
+json fields(const ResetRequest& r) {
+  json j = {{"what", reset_kind(r.target)}};
+  if (const auto* c = std::get_if<ResetClass>(&r.target)) {
+    j["class"] = names::name_of(c->traffic_class);
+  } else if (const auto* p = std::get_if<ResetPort>(&r.target)) {
+    j["port"] = p->port;
+  } else if (const auto* x = std::get_if<ResetPrefix>(&r.target)) {
+    j["cidr"] = to_string(x->prefix);
+  }
+  return j;
+}
 
 Result<Request> parse_ping(const json& /*j*/) { return Request{PingRequest{}}; }
 
@@ -195,9 +205,37 @@ Result<Request> parse_prefix_remove_request(const json& j) {
   return Request{PrefixRemoveRequest{*prefix}};
 }
 
+// The same fields as the requests that made the change, so the same checks.
 Result<Request> parse_reset_request(const json& j) {
+  if (!j.contains("what")) return Request{ResetRequest{}};
   auto what = string_field(j, "what");
-  return Request{ResetRequest{what ? *what : "all"}};
+  if (!what) return what.error();
+  if (*what == "class") {
+    auto cls = class_field(j);
+    if (!cls) return make_error("reset class: " + cls.error().message);
+    return Request{ResetRequest{ResetClass{*cls}}};
+  }
+  if (*what == "port") {
+    auto port = port_field(j);
+    if (!port) return make_error("reset port: " + port.error().message);
+    return Request{ResetRequest{ResetPort{*port}}};
+  }
+  if (*what == "prefix") {
+    auto prefix = prefix_field(j);
+    if (!prefix) return make_error("reset prefix: " + prefix.error().message);
+    return Request{ResetRequest{ResetPrefix{*prefix}}};
+  }
+  if (what->find(':') != std::string::npos) {
+    // The string form of earlier releases: one parser, and a client of
+    // another release learns what this daemon takes.
+    return make_error("reset '" + *what +
+                      "': an earlier release's form; this daemon takes \"what\": \"class\", "
+                      "\"port\" or \"prefix\" with the \"class\", \"port\" or \"cidr\" field "
+                      "(use the edgeshed CLI of the daemon's version)");
+  }
+  auto target = parse_reset_target(*what);
+  if (!target) return target.error();
+  return Request{ResetRequest{*target}};
 }
 
 using Parser = std::function<Result<Request>(const json&)>;

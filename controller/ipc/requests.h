@@ -15,6 +15,7 @@
 #include "common/ip_prefix.h"
 #include "common/result.h"
 #include "config/config.h"
+#include "ipc/reset_target.h"
 #include "law/types.h"
 
 namespace edgeshed::ipc {
@@ -94,12 +95,14 @@ struct PrefixRemoveRequest {
   bool operator==(const PrefixRemoveRequest&) const = default;
 };
 
-// Gives runtime changes back to the config: all, mode, action, level,
-// class:CLASS, port:PORT or prefix:CIDR (checked by the daemon, which knows
-// what there is to reset).
+// Gives runtime changes back to the config (ipc/reset_target.h). On the
+// wire, "what" names the kind and the class, port or prefix has the same
+// typed field as in the requests that made it:
+//   {"op": "reset", "what": "level"}   {"op": "reset", "what": "port", "port": 8080}
+// A reset without "what" resets all.
 struct ResetRequest {
   static constexpr const char* kOp = "reset";
-  std::string what = "all";
+  ResetTarget target = ResetGroup::kAll;
   bool operator==(const ResetRequest&) const = default;
 };
 

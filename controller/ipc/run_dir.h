@@ -1,5 +1,6 @@
 // The daemon's run directory (config: daemon.run_dir): the files in it that
-// the daemon writes and the CLI reads, and how they are written.
+// the daemon writes and the CLI reads, and how they are written. The
+// daemon's lock on it is daemon/run_dir_lock.h, which the CLI never takes.
 #pragma once
 
 #include <sys/types.h>

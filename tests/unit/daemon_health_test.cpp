@@ -66,8 +66,9 @@ TEST(DaemonHealth, ALeftoverStateFileOfADeadPidIsADeath) {
   f.alive = false;
   auto h = diagnose_daemon(f);
   EXPECT_EQ(h.state, DaemonState::kDied);
-  EXPECT_EQ(h.why, "the daemon (pid 4242) exited without stopping cleanly: it was killed or "
-                   "crashed, its last tick was 7000 ms ago");
+  EXPECT_EQ(h.why,
+            "the daemon (pid 4242) exited without stopping cleanly: it was killed or "
+            "crashed, its last tick was 7000 ms ago");
 }
 
 TEST(DaemonHealth, AZombieIsNotAlive) {
@@ -91,8 +92,9 @@ TEST(DaemonHealth, AFailedLastStartSaysWhy) {
   f.starts = {{kNow - 500, 99, "edgeshed.toml:3:1: daemon.tick = \"1ms\": must be 10ms..10s"}};
   auto h = diagnose_daemon(f);
   EXPECT_EQ(h.state, DaemonState::kStartFailed);
-  EXPECT_EQ(h.why, "the daemon's last start (500 ms ago) failed: edgeshed.toml:3:1: daemon.tick = "
-                   "\"1ms\": must be 10ms..10s");
+  EXPECT_EQ(h.why,
+            "the daemon's last start (500 ms ago) failed: edgeshed.toml:3:1: daemon.tick = "
+            "\"1ms\": must be 10ms..10s");
 }
 
 TEST(DaemonHealth, ThreeStartsWithinAMinuteWithoutACleanStopAreACrashLoop) {
@@ -103,8 +105,9 @@ TEST(DaemonHealth, ThreeStartsWithinAMinuteWithoutACleanStopAreACrashLoop) {
   f.starts.push_back({kNow - 2'000, 4, "cannot attach: no such device"});
   auto h = diagnose_daemon(f);
   EXPECT_EQ(h.state, DaemonState::kCrashLooping);
-  EXPECT_EQ(h.why, "the daemon is crash-looping: 3 starts in the last 60 s without a clean stop; "
-                   "last failure (2000 ms ago): cannot attach: no such device");
+  EXPECT_EQ(h.why,
+            "the daemon is crash-looping: 3 starts in the last 60 s without a clean stop; "
+            "last failure (2000 ms ago): cannot attach: no such device");
 }
 
 TEST(DaemonHealth, ALiveDaemonInACrashLoopIsStillACrashLoop) {
@@ -211,13 +214,16 @@ TEST_F(ReadDaemonTest, NoStateFileIsNotRunning) {
 }
 
 TEST(StatusJson, ADaemonThatIsNotDecidingIsTheReasonOfFailOpenAndOfFailStatic) {
-  nlohmann::ordered_json open = {{"iface", "eth0"},
-                                 {"fail_open", true},
-                                 {"heartbeat_timeout_ms", 1000},
-                                 {"fail_open_reason", "no controller heartbeat for 1500 ms (timeout 1000 ms)"}};
-  nlohmann::ordered_json held = {{"iface", "eth1"}, {"fail_open", false}, {"heartbeat_timeout_ms", 0}};
+  InterfaceStatus open;
+  open.iface = "eth0";
+  open.fail_open = true;
+  open.heartbeat_timeout_ms = 1000;
+  open.fail_open_reason = "no controller heartbeat for 1500 ms (timeout 1000 ms)";
+  InterfaceStatus held;
+  held.iface = "eth1";
   const auto stopped = health_json({DaemonState::kStopped, "the daemon (pid 7) is stopped"});
-  auto s = status_json(nullptr, stopped, {InterfaceReading{open, {}, 0}, InterfaceReading{held, {}, 0}});
+  auto s =
+      status_json(nullptr, stopped, {InterfaceReading{open, {}, 0}, InterfaceReading{held, {}, 0}});
   EXPECT_EQ(s["daemon_health"]["state"], "stopped");
   EXPECT_EQ(s["interfaces"][0]["fail_open_reason"],
             "no controller heartbeat for 1500 ms (timeout 1000 ms): the daemon (pid 7) is stopped");

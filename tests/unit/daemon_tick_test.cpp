@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/fake_clock.h"
-#include "daemon/operator_changes.h"
 #include "daemon/reload.h"
+#include "daemon/runtime_changes_keeper.h"
 #include "law/clock.h"
 #include "law/control_law.h"
 
@@ -172,8 +172,8 @@ class TickTest : public ::testing::Test {
     runtime_path_ = ::testing::TempDir() + "/tick_test_runtime.json";
     std::filesystem::remove(runtime_path_);
     law_ = std::make_unique<RecordingLaw>(config_.law_config(), steady_);
-    changes_ =
-        std::make_unique<OperatorChanges>(runtime_path_, wall_, [this](const RuntimeChanges& c) {
+    changes_ = std::make_unique<RuntimeChangesKeeper>(
+        runtime_path_, wall_, [this](const RuntimeChanges& c) {
           law_->set_overrides(c.law_overrides(wall_.now(), steady_.now()));
           ++applied_;
         });
@@ -212,7 +212,7 @@ class TickTest : public ::testing::Test {
   config::Config config_;
   std::string runtime_path_;
   std::unique_ptr<RecordingLaw> law_;
-  std::unique_ptr<OperatorChanges> changes_;
+  std::unique_ptr<RuntimeChangesKeeper> changes_;
   std::unique_ptr<Tick> tick_;
   int applied_ = 0;
 };

@@ -38,7 +38,10 @@ std::vector<Request> every_request() {
       PrefixRequest{prefix("2001:db8::/32"), law::TrafficClass::kCritical},
       PrefixRemoveRequest{prefix("192.0.2.0/24")},
       ResetRequest{},
-      ResetRequest{"class:normal"},
+      ResetRequest{ResetGroup::kMode},
+      ResetRequest{ResetClass{law::TrafficClass::kNormal}},
+      ResetRequest{ResetPort{8080}},
+      ResetRequest{ResetPrefix{prefix("2001:db8::/32")}},
   };
 }
 
@@ -87,14 +90,58 @@ TEST(IpcRequests, TheWireFormatIsTheProtocols) {
             json::parse(R"({"op": "prefix", "cidr": "198.51.100.0/24", "class": "background"})"));
   EXPECT_EQ(to_json(PrefixRemoveRequest{prefix("198.51.100.0/24")}),
             json::parse(R"({"op": "prefix-remove", "cidr": "198.51.100.0/24"})"));
-  EXPECT_EQ(to_json(ResetRequest{"level"}), json::parse(R"({"op": "reset", "what": "level"})"));
+  EXPECT_EQ(to_json(ResetRequest{ResetGroup::kLevel}),
+            json::parse(R"({"op": "reset", "what": "level"})"));
+  EXPECT_EQ(to_json(ResetRequest{ResetClass{law::TrafficClass::kCritical}}),
+            json::parse(R"({"op": "reset", "what": "class", "class": "critical"})"));
+  EXPECT_EQ(to_json(ResetRequest{ResetPort{8080}}),
+            json::parse(R"({"op": "reset", "what": "port", "port": 8080})"));
+  EXPECT_EQ(to_json(ResetRequest{ResetPrefix{prefix("192.0.2.0/24")}}),
+            json::parse(R"({"op": "reset", "what": "prefix", "cidr": "192.0.2.0/24"})"));
   EXPECT_EQ(to_json(PingRequest{}), json::parse(R"({"op": "ping"})"));
 }
 
 TEST(IpcRequests, AResetWithoutWhatResetsAll) {
   auto r = parse_request({{"op", "reset"}});
   ASSERT_TRUE(r);
-  EXPECT_EQ(*r, Request{ResetRequest{"all"}});
+  EXPECT_EQ(*r, Request{ResetRequest{ResetGroup::kAll}});
+}
+
+// The operator's words (`edgeshed reset port:8080`) become the typed target
+// the wire carries, and back.
+TEST(IpcRequests, TheResetWordsAreTypedTargets) {
+  const std::vector<std::pair<std::string, ResetTarget>> good = {
+      {"all", ResetGroup::kAll},
+      {"mode", ResetGroup::kMode},
+      {"action", ResetGroup::kAction},
+      {"level", ResetGroup::kLevel},
+      {"class:background", ResetClass{law::TrafficClass::kBackground}},
+      {"port:1", ResetPort{1}},
+      {"port:65535", ResetPort{65535}},
+      {"prefix:2001:db8::/32", ResetPrefix{prefix("2001:db8::/32")}},
+  };
+  for (const auto& [words, target] : good) {
+    auto t = parse_reset_target(words);
+    ASSERT_TRUE(t) << words << ": " << t.error().message;
+    EXPECT_EQ(*t, target) << words;
+    EXPECT_EQ(to_string(*t), words);
+    auto back = parse_request(to_json(ResetRequest{*t}));
+    ASSERT_TRUE(back) << words;
+    EXPECT_EQ(*back, Request{ResetRequest{target}}) << words;
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"port:70000", "reset 'port:70000': the port must be in 1..65535"},
+      {"port:0", "reset 'port:0': the port must be in 1..65535"},
+      {"port:80x", "reset 'port:80x': the port must be in 1..65535"},
+      {"class:vip", "reset 'class:vip': the class must be critical, normal or background"},
+      {"prefix:192.0.2.1/24", "reset 'prefix:192.0.2.1/24': "},
+      {"everything", "cannot reset 'everything': give all, mode, action, level"},
+  };
+  for (const auto& [words, message] : bad) {
+    auto t = parse_reset_target(words);
+    ASSERT_FALSE(t) << words;
+    EXPECT_TRUE(t.error().message.starts_with(message)) << words << " -> " << t.error().message;
+  }
 }
 
 TEST(IpcRequests, WhatIsNotTheProtocolIsRefusedWithAReason) {
@@ -122,6 +169,15 @@ TEST(IpcRequests, WhatIsNotTheProtocolIsRefusedWithAReason) {
       {{{"op", "port-remove"}, {"port", 65536}}, "port must be in 1..65535"},
       {{{"op", "prefix"}, {"cidr", "192.0.2.1/24"}, {"class", "normal"}}, "192.0.2.1/24"},
       {{{"op", "prefix-remove"}}, "missing cidr"},
+      {{{"op", "reset"}, {"what", "port"}, {"port", 70000}},
+       "reset port: port must be in 1..65535"},
+      {{{"op", "reset"}, {"what", "port"}}, "reset port: port must be in 1..65535"},
+      {{{"op", "reset"}, {"what", "class"}, {"class", "vip"}}, "reset class: "},
+      {{{"op", "reset"}, {"what", "prefix"}, {"cidr", "10.0.0.1/8"}}, "reset prefix: prefix"},
+      {{{"op", "reset"}, {"what", "everything"}}, "cannot reset 'everything'"},
+      {{{"op", "reset"}, {"what", 5}}, "missing what"},
+      // The string form of earlier releases is refused, not guessed at.
+      {{{"op", "reset"}, {"what", "port:8080"}}, "reset 'port:8080': an earlier release's form"},
   };
   for (const auto& [request, words] : bad) {
     auto r = parse_request(request);

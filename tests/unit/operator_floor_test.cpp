@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "daemon/operator_changes.h"
+#include "daemon/runtime_changes_keeper.h"
 
 namespace edgeshed::daemon {
 namespace {
@@ -14,7 +14,7 @@ nlohmann::json override_reply(const nlohmann::json& request) {
   const auto path = ::testing::TempDir() + "/operator_floor_runtime.json";
   std::filesystem::remove(path);
   SystemWallClock wall;
-  OperatorChanges changes(path, wall, [](const RuntimeChanges&) {});
+  RuntimeChangesKeeper changes(path, wall, [](const RuntimeChanges&) {});
   changes.set_critical_floor(law::CriticalFloor{.fraction = 0.5, .inflight = 16});
   auto reply = changes.handle(request);
   std::filesystem::remove(path);

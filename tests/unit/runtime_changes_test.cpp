@@ -81,6 +81,8 @@ TEST(RuntimeChanges, RefusedRequestsChangeNothing) {
       {{{"op", "prefix"}, {"cidr", "192.0.2.1/24"}, {"class", "critical"}}, "192.0.2.1/24"},
       {{{"op", "action"}, {"action", "tarpit"}}, "drop or rst"},
       {{{"op", "reset"}, {"what", "everything"}}, "cannot reset"},
+      {{{"op", "reset"}, {"what", "port"}, {"port", 70000}}, "1..65535"},
+      {{{"op", "reset"}, {"what", "port:443"}}, "an earlier release's form"},
       {{{"op", "launch"}}, "unknown request"},
       {json::object(), "missing op"},
   };
@@ -131,7 +133,7 @@ TEST(RuntimeChanges, PortsPrefixesAndActionEditTheConfig) {
   EXPECT_EQ(cfg.prefixes[0].traffic_class, law::TrafficClass::kBackground);
 
   // Reset of one port gives the config's entry back.
-  ASSERT_TRUE(rc.apply({{"op", "reset"}, {"what", "port:443"}}, kNow));
+  ASSERT_TRUE(rc.apply({{"op", "reset"}, {"what", "port"}, {"port", 443}}, kNow));
   cfg = rc.applied_to(base_config());
   EXPECT_EQ(cfg.ports.size(), 3u);
 }
@@ -153,6 +155,72 @@ TEST(RuntimeChanges, SurvivesARestartThroughJson) {
 
   EXPECT_FALSE(RuntimeChanges::from_json(json::parse(R"({"level": {"level": "max"}})")));
   EXPECT_FALSE(RuntimeChanges::from_json(json::parse("[1, 2]")));
+}
+
+// Today's bug: `reset port:70000` cleared port 4464 (70000 mod 65536).
+TEST(RuntimeChanges, AResetOfAPortOutOfRangeClearsNothing) {
+  RuntimeChanges rc;
+  ASSERT_TRUE(rc.apply({{"op", "port"}, {"port", 4464}, {"class", "critical"}}, kNow));
+  EXPECT_FALSE(rc.apply({{"op", "reset"}, {"what", "port"}, {"port", 70000}}, kNow));
+  EXPECT_FALSE(ipc::parse_reset_target("port:70000"));
+  EXPECT_EQ(rc.describe(kNow).ports.size(), 1u);
+  auto r = rc.apply(ipc::ResetRequest{ipc::ResetPort{4464}}, kNow);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(*r, "port 4464 back to the config");
+}
+
+TEST(RuntimeChanges, ResetsOfOneClassPortOrPrefix) {
+  RuntimeChanges rc;
+  ASSERT_TRUE(rc.apply({{"op", "override"}, {"class", "background"}, {"inflight_cap", 5}}, kNow));
+  ASSERT_TRUE(rc.apply({{"op", "prefix"}, {"cidr", "2001:db8::/32"}, {"class", "critical"}}, kNow));
+  auto c = rc.apply({{"op", "reset"}, {"what", "class"}, {"class", "background"}}, kNow);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(*c, "override of class background back to the config");
+  auto p = rc.apply({{"op", "reset"}, {"what", "prefix"}, {"cidr", "2001:db8::/32"}}, kNow);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(*p, "prefix 2001:db8::/32 back to the config");
+  EXPECT_TRUE(rc.empty());
+  auto none = rc.apply({{"op", "reset"}, {"what", "port"}, {"port", 80}}, kNow);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().message, "no runtime port 80 to reset");
+}
+
+// Each saved change is the request that makes it again, in the layout
+// earlier releases wrote: a daemon restarted after an upgrade keeps them.
+TEST(RuntimeChanges, SavedChangesAreTheRequestsInTheEarlierLayout) {
+  const json earlier = json::parse(R"({
+    "mode": {"mode": "observe", "until_ms": null},
+    "action": {"action": "drop", "until_ms": 1767225600000},
+    "level": {"level": "high", "until_ms": null},
+    "classes": {"normal": {"inflight_cap": 50, "tokens_per_sec": 100, "burst": 10,
+                           "until_ms": null}},
+    "ports": {"80": null, "8080": "background"},
+    "prefixes": {"2001:db8::/32": "critical", "192.0.2.0/24": null}})");
+  auto saved = parse_saved_changes(earlier);
+  ASSERT_TRUE(saved) << saved.error().message;
+  ASSERT_EQ(saved->size(), 8u);
+  const ipc::Request observe = ipc::ModeRequest{law::Mode::kObserve, std::nullopt};
+  EXPECT_EQ((*saved)[0].request, observe);
+  EXPECT_EQ((*saved)[1].until, WallTime(std::chrono::milliseconds(1767225600000)));
+  EXPECT_EQ((*saved)[4].request, ipc::Request{ipc::PortRemoveRequest{80}});
+  EXPECT_EQ(saved_changes_json(*saved), earlier);
+
+  auto rc = RuntimeChanges::from_json(earlier);
+  ASSERT_TRUE(rc) << rc.error().message;
+  EXPECT_EQ(rc->saved(), *saved);
+  EXPECT_EQ(rc->to_json(), earlier);
+}
+
+TEST(RuntimeChanges, ASavedChangeTheProtocolRefusesIsNamed) {
+  auto bad = parse_saved_changes(json::parse(R"({"ports": {"70000": "normal"}})"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "ports 70000: port must be in 1..65535");
+  bad = parse_saved_changes(json::parse(R"({"ports": {"http": "normal"}})"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "ports: 'http' is not a port");
+  bad = parse_saved_changes(json::parse(R"({"classes": {"vip": {"inflight_cap": 5}}})"));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("classes vip: "), std::string::npos) << bad.error().message;
 }
 
 TEST(RuntimeChanges, DescribeShowsWhatIsLeft) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/interface_status.h"
 #include "cli/status_model.h"
 #include "ipc/state.h"
 
@@ -26,32 +27,26 @@ TEST(Sparkline, IgnoresNonFiniteValues) {
 }
 
 nlohmann::ordered_json status_with(double pressure, double normal_shed) {
-  nlohmann::ordered_json classes;
-  nlohmann::ordered_json iface = {{"iface", "eth0"},
-                                  {"hook", "xdp"},
-                                  {"mode", "enforce"},
-                                  {"action", "rst"},
-                                  {"abi_version", EDGESHED_ABI_VERSION},
-                                  {"heartbeat_age_ms", 40},
-                                  {"fail_open", false},
-                                  {"ports", nlohmann::ordered_json::array()}};
-  for (const char* c : {"critical", "normal", "background"}) {
-    nlohmann::ordered_json counters;
-    for (const char* k : {"admitted", "shed_cap", "shed_fraction", "shed_rate", "would_shed_cap",
-                          "would_shed_fraction", "would_shed_rate", "fail_open", "pass_mode_off",
-                          "rst_sent", "rst_capped"}) {
-      counters[k] = 0;
-    }
-    iface["classes"][c] = {{"shed_fraction", 0.0}, {"inflight_cap", 0},   {"tokens_per_sec", 0},
-                           {"burst", 0},           {"inflight", 1},       {"connections", 3},
-                           {"connection_cap", 0},  {"counters", counters}};
-    const double shed = std::string(c) == "normal" ? normal_shed : 0;
-    iface["rates"]["classes"][c] = {
-        {"admitted", 10.0},     {"shed", shed},     {"shed_cap", shed},
-        {"shed_fraction", 0.0}, {"shed_rate", 0.0}, {"would_shed", 0.0},
-        {"fail_open", 0.0},     {"rst_sent", 0.0},  {"rst_capped", 0.0}};
+  InterfaceStatus iface;
+  iface.iface = "eth0";
+  iface.hook = "xdp";
+  iface.mode = "enforce";
+  iface.action = "rst";
+  iface.draw = "random";
+  iface.abi_version = EDGESHED_ABI_VERSION;
+  iface.heartbeat_age_ms = 40;
+  iface.rates = RatesStatus{};
+  for (auto& k : iface.classes) {
+    k.inflight = 1;
+    k.connections = 3;
   }
-  iface["counters"] = {{"unparsed", 0}};
+  for (size_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+    const double shed = c == EDGESHED_CLASS_NORMAL ? normal_shed : 0;
+    auto& r = iface.rates->classes[c];
+    r.admitted = 10.0;
+    r.shed = shed;
+    r.shed_cap = shed;
+  }
   ipc::State state;
   state.pid = 1;
   state.config = "/etc/edgeshed.toml";

@@ -1,4 +1,4 @@
-#include "daemon/operator_changes.h"
+#include "daemon/runtime_changes_keeper.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -14,10 +14,10 @@
 
 namespace edgeshed::daemon {
 
-OperatorChanges::OperatorChanges(std::string path, const WallClock& wall, Apply apply)
+RuntimeChangesKeeper::RuntimeChangesKeeper(std::string path, const WallClock& wall, Apply apply)
     : path_(std::move(path)), wall_(wall), apply_(std::move(apply)) {}
 
-void OperatorChanges::load() {
+void RuntimeChangesKeeper::load() {
   std::ifstream in(path_);
   if (!in) return;  // none saved
   auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -45,7 +45,7 @@ void OperatorChanges::load() {
   }
 }
 
-void OperatorChanges::save() const {
+void RuntimeChangesKeeper::save() const {
   if (changes_.empty()) {
     if (auto s = ipc::remove_file(path_); !s) {
       spdlog::error("{}: a restart would bring back the cleared changes", s.error().message);
@@ -76,7 +76,7 @@ std::string floor_warning(const ipc::OverrideRequest& o, const law::CriticalFloo
 
 }  // namespace
 
-nlohmann::json OperatorChanges::handle(const nlohmann::json& request) {
+nlohmann::json RuntimeChangesKeeper::handle(const nlohmann::json& request) {
   auto parsed = ipc::parse_request(request);
   if (parsed && std::holds_alternative<ipc::PingRequest>(*parsed)) {
     return ipc::to_json(ipc::Reply::pong(getpid()));
@@ -100,7 +100,7 @@ nlohmann::json OperatorChanges::handle(const nlohmann::json& request) {
   return ipc::to_json(ipc::Reply::success(*changed, warning));
 }
 
-void OperatorChanges::expire(WallTime now) {
+void RuntimeChangesKeeper::expire(WallTime now) {
   const auto expired = changes_.expire(now);
   if (expired.empty()) return;
   for (const auto& e : expired) spdlog::info("operator: {}", e);

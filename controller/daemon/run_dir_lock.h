@@ -1,20 +1,21 @@
-// The daemon's run directory (config: daemon.run_dir): one daemon per
-// directory, held by a lock for the daemon's life, and its start history
-// for `edgeshed status`.
+// The daemon's hold on its run directory (config: daemon.run_dir): one
+// daemon per directory, held by a lock for the daemon's life, and the start
+// history it leaves for `edgeshed status`. What the directory holds, and how
+// its files are written, is ipc/run_dir.h: the CLI reads it too.
 #pragma once
 
 #include <string>
 
-#include "common/result.h"
 #include "common/fd.h"
+#include "common/result.h"
 
 namespace edgeshed::daemon {
 
-class RunDir {
+class RunDirLock {
  public:
   // Creates dir if needed and takes its lock; a daemon already holding it
   // is an error that names it.
-  static Result<RunDir> lock(const std::string& dir);
+  static Result<RunDirLock> lock(const std::string& dir);
 
   const std::string& dir() const { return dir_; }
   std::string path(const char* name) const { return dir_ + "/" + name; }
@@ -27,7 +28,7 @@ class RunDir {
   void forget_starts() const;
 
  private:
-  RunDir(std::string dir, Fd lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
+  RunDirLock(std::string dir, Fd lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
 
   std::string dir_;
   Fd lock_;

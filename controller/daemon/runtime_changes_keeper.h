@@ -1,6 +1,8 @@
 // The operator's runtime changes as the daemon keeps them: loaded from and
 // saved to the run directory, changed by control requests, expired by the
-// tick (at the wall time the tick read). Where they take effect (the law's pins, the data plane's
+// tick (at the wall time the tick read). The changes themselves, pure logic
+// without I/O, are RuntimeChanges (runtime_changes.h): as LearntState and
+// LearntKeeper. Where they take effect (the law's pins, the data plane's
 // settings) is the apply callback's business, wired by the daemon.
 #pragma once
 
@@ -17,12 +19,12 @@
 
 namespace edgeshed::daemon {
 
-class OperatorChanges {
+class RuntimeChangesKeeper {
  public:
   using Apply = std::function<void(const RuntimeChanges&)>;
 
   // path: the runtime file (kRuntimeFileName in the run directory).
-  OperatorChanges(std::string path, const WallClock& wall, Apply apply);
+  RuntimeChangesKeeper(std::string path, const WallClock& wall, Apply apply);
 
   // Reads the changes saved before a restart. An unreadable file is moved
   // aside: starting without them is safer than not starting at all.

@@ -1,4 +1,4 @@
-#include "daemon/run_dir.h"
+#include "daemon/run_dir_lock.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -12,7 +12,7 @@
 
 namespace edgeshed::daemon {
 
-Result<RunDir> RunDir::lock(const std::string& dir) {
+Result<RunDirLock> RunDirLock::lock(const std::string& dir) {
   if (auto s = ipc::make_run_dir(dir); !s) return s.error();
   const std::string path = dir + "/daemon.lock";
   Fd fd(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
@@ -21,18 +21,18 @@ Result<RunDir> RunDir::lock(const std::string& dir) {
     return make_error("another edgeshed daemon is running with run directory " + dir +
                       " (it holds " + path + "); stop it first, `edgeshed status` shows it");
   }
-  return RunDir(dir, std::move(fd));
+  return RunDirLock(dir, std::move(fd));
 }
 
-void RunDir::record_start() const {
+void RunDirLock::record_start() const {
   if (auto s = ipc::record_start(dir_); !s) spdlog::warn("{}", s.error().message);
 }
 
-void RunDir::record_start_failure(const std::string& error) const {
+void RunDirLock::record_start_failure(const std::string& error) const {
   (void)ipc::record_start_failure(dir_, error);
 }
 
-void RunDir::forget_starts() const {
+void RunDirLock::forget_starts() const {
   if (auto s = ipc::forget_start_history(dir_); !s) spdlog::warn("{}", s.error().message);
 }
 

@@ -74,7 +74,6 @@ TEST(NamesTest, LawAndConfigUseTheTables) {
   EXPECT_EQ(config::to_string(config::Draw::kSourceHash), "source_hash");
   EXPECT_EQ(config::to_string(config::Hook::kXdpGeneric), "xdp-generic");
   EXPECT_EQ(config::to_string(config::OnExit::kDetach), "detach");
-  EXPECT_EQ(config::to_string(config::SignalKind::kKernelLatency), "kernel_latency");
   EXPECT_EQ(names::name_of(names::Verdict::kWouldShed), "would_shed");
 }
 

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "cli/names.h"
+#include "common/names.h"
 #include "config/duration.h"
 #include "config/ip_prefix.h"
 #include "ipc/reset_target.h"
@@ -20,7 +20,7 @@ Result<PortClass> parse_port_spec(const std::string& spec, uint8_t protocols) {
   }
   uint32_t class_id = EDGESHED_CLASS_NORMAL;
   if (colon != std::string::npos) {
-    auto c = parse_class(spec.substr(colon + 1));
+    auto c = names::find(names::kClasses, spec.substr(colon + 1));
     if (!c) return make_error("port '" + spec + "': class must be critical, normal or background");
     class_id = *c;
   }

@@ -8,7 +8,6 @@
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
 #include "cli/interface_targets.h"
-#include "cli/names.h"
 #include "common/names.h"
 #include "config/config.h"
 #include "dataplane/attach.h"
@@ -27,7 +26,12 @@ int fail(const std::string& message) {
 
 void add_attach_command(CLI::App& app, CliContext& ctx) {
   struct Args {
-    std::string iface, hook = "xdp", mode = "observe", action = "rst", draw = "source_hash";
+    // The defaults are AttachOptions', by name.
+    std::string iface;
+    std::string hook{names::name_of(names::kHooks, AttachOptions{}.hook)};
+    std::string mode{names::name_of(names::kModes, AttachOptions{}.mode)};
+    std::string action{names::name_of(names::kActions, AttachOptions{}.action)};
+    std::string draw{names::name_of(names::kDraws, AttachOptions{}.draw)};
     std::vector<std::string> ports, quic_ports, destinations;
     double heartbeat_timeout_ms = 1000;
     uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
@@ -42,8 +46,9 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       "Attach the data plane to an interface without a daemon, or replace its programs "
       "atomically; refused while a daemon manages the interface (--force replaces its settings)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
-  ctx.choose(cmd->add_option("--hook", args->hook, "xdp, xdp-generic or tc")->capture_default_str(),
-             names::all_names(names::kHooks, EDGESHED_HOOK_XDP));
+  ctx.choose(cmd->add_option("--hook", args->hook, names::one_of(names::kHooks, names::kFirstHook))
+                 ->capture_default_str(),
+             names::all_names(names::kHooks, names::kFirstHook));
   // A comma-separated list of PORT[:CLASS], each checked as it is parsed.
   auto port_list = [cmd](const char* name, std::vector<std::string>& out, const char* help) {
     return cmd->add_option(name, out, help)->delimiter(',')->check(port_spec_validator());
@@ -66,12 +71,14 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       ->excludes(port)
       ->excludes(quic);
   ctx.choose(
-      cmd->add_option("--mode", args->mode, "off, observe or enforce")->capture_default_str(),
+      cmd->add_option("--mode", args->mode, names::one_of(names::kModes))->capture_default_str(),
       names::all_names(names::kModes));
-  ctx.choose(cmd->add_option("--action", args->action, "drop or rst")->capture_default_str(),
+  ctx.choose(cmd->add_option("--action", args->action, names::one_of(names::kActions))
+                 ->capture_default_str(),
              names::all_names(names::kActions));
-  ctx.choose(cmd->add_option("--draw", args->draw, "source_hash or random")->capture_default_str(),
-             names::all_names(names::kDraws));
+  ctx.choose(
+      cmd->add_option("--draw", args->draw, names::one_of(names::kDraws))->capture_default_str(),
+      names::all_names(names::kDraws));
   cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
                   "Fail open when the controller is silent this long; 0 keeps the last policy")
       ->check(CLI::Range(0.0, 3600e3));
@@ -127,9 +134,9 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       AttachOptions opts;
       opts.iface = args->iface;
       opts.hook = parse_hook(args->hook).value();
-      opts.mode = *parse_mode(args->mode);
-      opts.action = *parse_action(args->action);
-      opts.draw = *parse_draw(args->draw);
+      opts.mode = *names::find(names::kModes, args->mode);
+      opts.action = *names::find(names::kActions, args->action);
+      opts.draw = *names::find(names::kDraws, args->draw);
       opts.heartbeat_timeout_ns =
           static_cast<uint64_t>(std::llround(args->heartbeat_timeout_ms * kNsPerMs));
       opts.rst_per_sec_per_cpu = args->rst_per_sec;
@@ -158,8 +165,9 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
         return fail(attached.error().message);
       }
       std::cout << (attached->adopted ? "replaced programs on " : "attached to ") << opts.iface
-                << " at " << hook_name(opts.hook) << ", mode " << mode_name(opts.mode)
-                << ", action " << action_name(opts.action) << "\n";
+                << " at " << hook_name(opts.hook) << ", mode "
+                << names::name_of(names::kModes, opts.mode) << ", action "
+                << names::name_of(names::kActions, opts.action) << "\n";
       return 0;
     };
   });
@@ -207,7 +215,7 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "policy", "Set one class's static policy (refused while a daemon runs: use `override`)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
-  ctx.choose(cmd->add_option("-c,--class", args->cls, "critical, normal or background")->required(),
+  ctx.choose(cmd->add_option("-c,--class", args->cls, names::one_of(names::kClasses))->required(),
              names::all_names(names::kClasses));
   cmd->add_option("--shed-fraction", args->shed_fraction, "Fraction of new connections shed")
       ->check(CLI::Range(0.0, 1.0));
@@ -230,7 +238,7 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
       if (!maps) return fail(maps.error().message);
       auto set = maps->read_active_policy();
       if (!set) return fail(set.error().message);
-      auto& pol = set->cls[*parse_class(args->cls)];
+      auto& pol = set->cls[*names::find(names::kClasses, args->cls)];
       pol.shed_frac = static_cast<uint32_t>(std::lround(args->shed_fraction * EDGESHED_FRAC_ONE));
       pol.inflight_cap = args->cap;
       pol.tokens_per_sec = args->rate;

@@ -11,7 +11,6 @@
 #include "cli/commands.h"
 #include "cli/interface_targets.h"
 #include "cli/interrupt.h"
-#include "cli/names.h"
 #include "cli/status_model.h"
 #include "common/names.h"
 #include "config/duration.h"
@@ -92,16 +91,17 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
                 {"source_port", ev.sport},
                 {"port", ev.dport},
                 {"protocol", names::name_of(names::kProtocols, ev.protocol)},
-                {"class", class_name(ev.class_id)},
+                {"class", names::name_of(names::kClasses, ev.class_id)},
                 {"verdict", verdict},
-                {"reason", reason_name(ev.reason)},
-                {"outcome", outcome_name(ev.outcome)}};
+                {"reason", names::name_of(names::kReasons, ev.reason)},
+                {"outcome", names::name_of(names::kOutcomes, ev.outcome)}};
             std::cout << j.dump() << "\n";
           } else {
             std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":" << ev.sport
                       << " -> " << names::name_of(names::kProtocols, ev.protocol) << " port "
-                      << ev.dport << " " << class_name(ev.class_id) << " " << verdict << " ("
-                      << reason_name(ev.reason) << ") " << outcome_name(ev.outcome) << "\n";
+                      << ev.dport << " " << names::name_of(names::kClasses, ev.class_id) << " "
+                      << verdict << " (" << names::name_of(names::kReasons, ev.reason) << ") "
+                      << names::name_of(names::kOutcomes, ev.outcome) << "\n";
           }
           std::cout.flush();
         });

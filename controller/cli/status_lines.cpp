@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "cli/names.h"
 #include "common/names.h"
 #include "ipc/state.h"
 

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "cli/names.h"
 #include "common/names.h"
 #include "common/stats.h"
 #include "dataplane/attach.h"
@@ -92,9 +91,9 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   j["iface"] = iface;
   j["abi_version"] = cfg->abi_version;
   j["hook"] = hook_name(cfg->hook);
-  j["mode"] = mode_name(cfg->mode);
-  j["action"] = action_name(cfg->action);
-  j["draw"] = draw_name(cfg->draw);
+  j["mode"] = names::name_of(names::kModes, cfg->mode);
+  j["action"] = names::name_of(names::kActions, cfg->action);
+  j["draw"] = names::name_of(names::kDraws, cfg->draw);
   j["heartbeat_timeout_ms"] = cfg->heartbeat_timeout_ns / kNsPerMs;
   const bool never = ctl->heartbeat_ns == 0;
   const uint64_t age = never || now < ctl->heartbeat_ns ? 0 : now - ctl->heartbeat_ns;
@@ -131,7 +130,7 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
     quic_ports = quic_ports || (p.protocols & EDGESHED_PORT_QUIC);
     j["ports"].push_back(
         {{"port", p.port},
-         {"class", class_name(p.class_id)},
+         {"class", names::name_of(names::kClasses, p.class_id)},
          {"protocols", protocols},
          {"keepalive", p.requests < names::kKeepAlive.size() ? names::kKeepAlive[p.requests]
                                                              : std::string_view("unknown")}});
@@ -147,19 +146,19 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
     k["connections"] = (*connections)[c];
     k["connection_cap"] = pol.conn_cap;
     for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) {
-      k["counters"][std::string(counter_name(i))] = stats->cls[c][i];
+      k["counters"][std::string(names::name_of(names::kCounters, i))] = stats->cls[c][i];
     }
-    j["classes"][std::string(class_name(c))] = k;
+    j["classes"][std::string(names::name_of(names::kClasses, c))] = k;
     Json q;
     for (int i = 0; i < EDGESHED_NUM_COUNTERS; ++i) {
-      q["counters"][std::string(counter_name(i))] = stats->quic_cls[c][i];
+      q["counters"][std::string(names::name_of(names::kCounters, i))] = stats->quic_cls[c][i];
     }
-    j["quic"]["classes"][std::string(class_name(c))] = q;
+    j["quic"]["classes"][std::string(names::name_of(names::kClasses, c))] = q;
   }
   j["quic"]["protected"] = quic_ports;
   j["quic"]["inflight_cap"] = "not applied: the kernel counts no live QUIC connections";
   for (int i = 0; i < EDGESHED_NUM_GLOBAL_COUNTERS; ++i) {
-    j["counters"][std::string(global_counter_name(i))] = stats->global[i];
+    j["counters"][std::string(names::name_of(names::kGlobalCounters, i))] = stats->global[i];
   }
   return r;
 }
@@ -190,7 +189,7 @@ void add_rates(InterfaceReading& after, const InterfaceReading& before) {
     k["fail_open"] = per_sec(a[EDGESHED_CTR_FAIL_OPEN], b[EDGESHED_CTR_FAIL_OPEN]);
     k["rst_sent"] = per_sec(a[EDGESHED_CTR_RST_SENT], b[EDGESHED_CTR_RST_SENT]);
     k["rst_capped"] = per_sec(a[EDGESHED_CTR_RST_CAPPED], b[EDGESHED_CTR_RST_CAPPED]);
-    rates["classes"][std::string(class_name(c))] = k;
+    rates["classes"][std::string(names::name_of(names::kClasses, c))] = k;
   }
   after.json["rates"] = rates;
 }

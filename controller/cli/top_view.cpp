@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/names.h"
+#include "common/names.h"
 #include "cli/status_model.h"
 
 namespace edgeshed {
@@ -45,7 +45,7 @@ void TopHistory::add(const nlohmann::ordered_json& status) {
   for (const auto& iface : status["interfaces"]) {
     if (!iface.contains("rates")) continue;  // first frame, or unreadable
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-      const auto& r = iface["rates"]["classes"][std::string(class_name(c))];
+      const auto& r = iface["rates"]["classes"][std::string(names::name_of(names::kClasses, c))];
       shed[c] += r["shed"].get<double>() + r["would_shed"].get<double>();
     }
   }
@@ -71,8 +71,8 @@ std::vector<std::string> top_frame(const nlohmann::ordered_json& status, const T
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     const auto& s = history.shed_rate(c);
     out.push_back(fmt::format("  {:<22} |{}| now {:.1f}/s, max {:.1f}/s",
-                              "shed/s " + std::string(class_name(c)), sparkline(s, w, 1.0), last(s),
-                              peak(s)));
+                              "shed/s " + std::string(names::name_of(names::kClasses, c)),
+                              sparkline(s, w, 1.0), last(s), peak(s)));
   }
   out.emplace_back();
   for (auto& line : status_lines(status)) out.push_back(std::move(line));

@@ -9,7 +9,6 @@
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
 #include "cli/interface_targets.h"
-#include "cli/names.h"
 #include "cli/status_model.h"
 #include "common/names.h"
 #include "config/duration.h"
@@ -44,7 +43,9 @@ std::optional<double> for_seconds(const std::string& for_text) {
 }
 
 // The CLI's choices are the protocol's names: parsing them cannot fail.
-law::TrafficClass traffic_class(const std::string& name) { return *law::parse_traffic_class(name); }
+law::TrafficClass traffic_class(const std::string& name) {
+  return *names::parse<law::TrafficClass>(name);
+}
 
 bool daemon_running(const CliContext& ctx) { return !read_daemon(ctx.run_dir).state.is_null(); }
 
@@ -125,14 +126,15 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
           return send_for(
-              ctx, ipc::ModeRequest{*law::parse_mode(a->mode), for_seconds(a->for_text)}, "a mode");
+              ctx, ipc::ModeRequest{*names::parse<law::Mode>(a->mode), for_seconds(a->for_text)},
+              "a mode");
         }
         if (!a->for_text.empty()) return direct_without_for();
         int rc = on_interfaces(
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
               auto cfg = maps.read_config();
               if (!cfg) return cfg.error();
-              cfg->mode = *parse_mode(a->mode);
+              cfg->mode = *names::find(names::kModes, a->mode);
               if (auto s = maps.write_config(*cfg); !s) return s;
               std::cout << iface << ": mode " << a->mode
                         << " (no daemon running: written to the data plane directly)\n";
@@ -156,17 +158,17 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (daemon_running(ctx)) {
-          return send_for(ctx,
-                          ipc::ActionRequest{static_cast<config::Action>(*parse_action(a->action)),
-                                             for_seconds(a->for_text)},
-                          "an action");
+          return send_for(
+              ctx,
+              ipc::ActionRequest{*names::find<config::Action>(a->action), for_seconds(a->for_text)},
+              "an action");
         }
         if (!a->for_text.empty()) return direct_without_for();
         return on_interfaces(
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
               auto cfg = maps.read_config();
               if (!cfg) return cfg.error();
-              cfg->action = *parse_action(a->action);
+              cfg->action = *names::find(names::kActions, a->action);
               if (auto s = maps.write_config(*cfg); !s) return s;
               std::cout << iface << ": action " << a->action
                         << " (no daemon running: written to the data plane directly)\n";
@@ -189,7 +191,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
     cmd->callback([a, &ctx] {
       ctx.run = [a, &ctx] {
         if (!daemon_running(ctx)) return needs_daemon("pinning a level");
-        return send(ctx, ipc::PinRequest{*law::parse_level(a->level), for_seconds(a->for_text)});
+        return send(ctx,
+                    ipc::PinRequest{*names::parse<law::Level>(a->level), for_seconds(a->for_text)});
       };
     });
     auto* un = app.add_subcommand("unpin", "Give the level back to the control law");
@@ -275,9 +278,10 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
               auto it = std::find_if(ports->begin(), ports->end(),
                                      [&](const PortClass& p) { return p.port == a->port; });
               if (it == ports->end()) {
-                ports->push_back({static_cast<uint16_t>(a->port), *parse_class(a->cls)});
+                ports->push_back(
+                    {static_cast<uint16_t>(a->port), *names::find(names::kClasses, a->cls)});
               } else {
-                it->class_id = *parse_class(a->cls);
+                it->class_id = *names::find(names::kClasses, a->cls);
               }
               if (auto s = maps.set_ports(*ports); !s) return s;
               std::cout << iface << ": port " << a->port << " protected as " << a->cls
@@ -337,7 +341,8 @@ void add_tuning_commands(CLI::App& app, CliContext& ctx) {
         auto prefix = *check();
         return on_interfaces(
             ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-              if (auto s = maps.set_prefix(prefix, *parse_class(a->cls)); !s) return s;
+              if (auto s = maps.set_prefix(prefix, *names::find(names::kClasses, a->cls)); !s)
+                return s;
               std::cout << iface << ": " << config::to_string(prefix) << " classed " << a->cls
                         << " (no daemon running: written to the data plane directly)\n";
               return {};

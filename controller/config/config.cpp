@@ -1,4 +1,4 @@
-// Names of the config's own enums, the document's assembly from its sections
+// The document's assembly from its sections
 // (parse_sections.h) in dependency order, and reading the file.
 #include "config/config.h"
 
@@ -17,19 +17,6 @@
 #include "config/toml_reader.h"
 
 namespace edgeshed::config {
-
-std::string_view to_string(OnExit value) {
-  return names::name_of(sections::kOnExitNames, static_cast<std::size_t>(value));
-}
-std::string_view to_string(Action value) {
-  return names::name_of(names::kActions, static_cast<std::size_t>(value));
-}
-std::string_view to_string(Draw value) {
-  return names::name_of(names::kDraws, static_cast<std::size_t>(value));
-}
-std::string_view to_string(Hook value) {
-  return names::name_of(names::kHooks, static_cast<std::size_t>(value));
-}
 
 std::string SignalConfig::locate(std::string_view key) const {
   std::optional<toml::source_position> position;

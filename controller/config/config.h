@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/names.h"
 #include "common/result.h"
 #include "config/ip_prefix.h"
 #include "edgeshed/abi.h"
@@ -48,10 +49,51 @@ enum class Hook {
   kTc = EDGESHED_HOOK_TC,
 };
 
-std::string_view to_string(OnExit value);
-std::string_view to_string(Action value);
-std::string_view to_string(Draw value);
-std::string_view to_string(Hook value);
+using names::operator<<;
+
+}  // namespace edgeshed::config
+
+// The names of the enums above: common/names.h's tables, e.g.
+// names::name_of(config::Action::kRst), names::parse<config::Hook>(text).
+namespace edgeshed::names {
+
+template <>
+struct TableOf<config::OnExit> {
+  static constexpr const auto& kNames = kOnExit;
+  static constexpr std::string_view kWhat = "on_exit";
+};
+template <>
+struct TableOf<config::Protocol> {
+  static constexpr const auto& kNames = kProtocols;
+  static constexpr std::string_view kWhat = "protocol";
+};
+template <>
+struct TableOf<config::Action> {
+  static constexpr const auto& kNames = kActions;
+  static constexpr std::string_view kWhat = "action";
+};
+template <>
+struct TableOf<config::Draw> {
+  static constexpr const auto& kNames = kDraws;
+  static constexpr std::string_view kWhat = "draw";
+};
+template <>
+struct TableOf<config::Hook> {
+  static constexpr const auto& kNames = kHooks;
+  static constexpr std::string_view kWhat = "hook";
+  static constexpr std::size_t kFirst = kFirstHook;
+};
+
+}  // namespace edgeshed::names
+
+namespace edgeshed::config {
+
+// A value added to a table (most mirror an ABI enum) is a build error here.
+static_assert(names::ends_at(OnExit::kDetach));
+static_assert(names::ends_at(Protocol::kQuic));
+static_assert(names::ends_at(Action::kRst));
+static_assert(names::ends_at(Draw::kRandom));
+static_assert(names::ends_at(Hook::kTc));
 
 struct DaemonConfig {
   std::chrono::nanoseconds tick = std::chrono::milliseconds(100);

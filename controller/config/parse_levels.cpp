@@ -33,7 +33,7 @@ void parse_levels(TableReader& reader, law::LevelMachineConfig& levels) {
   LevelKeys keys;
   bool thresholds_valid = true;  // relations are checked only between valid values
   for (law::Level level : {law::Level::kElevated, law::Level::kHigh, law::Level::kCritical}) {
-    const std::string name(law::to_string(level));
+    const std::string name(names::name_of(level));
     const toml::table* table = reader.table(name);
     if (table == nullptr) continue;
     std::optional<TableReader>& level_reader = keys.of(level);
@@ -66,7 +66,7 @@ void parse_levels(TableReader& reader, law::LevelMachineConfig& levels) {
     }
   };
   auto path = [&](law::Level level, std::string_view key) {
-    return reader.path_of(std::string(law::to_string(level)) + "." + std::string(key));
+    return reader.path_of(std::string(names::name_of(level)) + "." + std::string(key));
   };
   const std::array<law::Level, 3> ordered = {law::Level::kElevated, law::Level::kHigh,
                                              law::Level::kCritical};

@@ -2,7 +2,6 @@
 #include <string>
 
 #include "config/parse_sections.h"
-#include "config/reference.h"
 
 namespace edgeshed::config::sections {
 
@@ -26,7 +25,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
                  uint32_t& max_connections) {
   // Any algorithm: the operator's hard cap, which no law moves.
   reader.integer("max_connections", max_connections, 1, kMaxConnections);
-  reader.choice("algorithm", limit.algorithm, reference::kLimitAlgorithmNames);
+  reader.choice("algorithm", limit.algorithm, names::kLimitAlgorithms);
   const unsigned chosen = limit.algorithm == law::LimitAlgorithmKind::kStatic     ? kStaticOnly
                           : limit.algorithm == law::LimitAlgorithmKind::kAimd     ? kAimdOnly
                           : limit.algorithm == law::LimitAlgorithmKind::kCapacity ? kCapacityOnly
@@ -129,8 +128,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
     }
     case law::LimitAlgorithmKind::kCapacity: {
       law::CapacityLimitConfig& capacity = limit.capacity;
-      reader.choice("cold_start", capacity.cold_start,
-                    {{"open", law::ColdStart::kOpen}, {"initial", law::ColdStart::kInitial}});
+      reader.choice("cold_start", capacity.cold_start, names::kColdStarts);
       read_bounds(capacity.initial, capacity.min, capacity.max);
       reader.number("tolerance", capacity.tolerance, 0.0, 1.0, Bounds::kOpenMin);
       reader.number("smoothing", capacity.smoothing, 0.0, 1.0, Bounds::kOpenMin);

@@ -11,11 +11,7 @@ namespace {
 bool parse_policy_rule(TableReader& reader, law::PolicyRule& rule) {
   law::PolicyRule parsed;
   reader.require("action");
-  bool valid = reader.choice("action", parsed.action,
-                             {{"admit", law::PolicyAction::kAdmit},
-                              {"fraction", law::PolicyAction::kFraction},
-                              {"cap", law::PolicyAction::kCap},
-                              {"shed", law::PolicyAction::kShed}});
+  bool valid = reader.choice("action", parsed.action, names::kPolicyActions);
   const bool is_fraction = parsed.action == law::PolicyAction::kFraction;
   const bool is_cap = parsed.action == law::PolicyAction::kCap;
   const bool is_shed = parsed.action == law::PolicyAction::kShed;
@@ -70,12 +66,12 @@ bool parse_policy_rule(TableReader& reader, law::PolicyRule& rule) {
 
 void parse_policy(TableReader& reader, law::PolicyTable& policy, PolicyReaders& critical_rules) {
   for (law::Level level : law::kAllLevels) {
-    const std::string level_name(law::to_string(level));
+    const std::string level_name(names::name_of(level));
     const toml::table* level_table = reader.table(level_name);
     if (level_table == nullptr) continue;
     TableReader level_reader(reader.errors(), *level_table, reader.path_of(level_name));
     for (law::TrafficClass traffic_class : law::kAllClasses) {
-      const std::string class_name(law::to_string(traffic_class));
+      const std::string class_name(names::name_of(traffic_class));
       const toml::table* rule_table = level_reader.table(class_name);
       if (rule_table == nullptr) continue;
       TableReader rule_reader(reader.errors(), *rule_table, level_reader.path_of(class_name));

@@ -22,9 +22,6 @@ namespace edgeshed::config::sections {
 inline constexpr uint64_t kMaxConnections = 1'000'000;
 inline constexpr uint64_t kMaxRate = 1'000'000'000;
 
-// Names of the config's own enums, indexed by their values.
-inline constexpr std::array<std::string_view, 2> kOnExitNames = {"fail_open", "detach"};
-
 void parse_daemon(TableReader& reader, DaemonConfig& daemon);
 // listen = "ADDRESS:PORT" (IPv6 in brackets) or "off"; not_ready_from = a level.
 void parse_metrics(TableReader& reader, MetricsConfig& metrics);

@@ -57,23 +57,14 @@ void parse_listen(TableReader& reader, std::string_view example_port, ListenConf
 
 void parse_daemon(TableReader& reader, DaemonConfig& daemon) {
   reader.duration("tick", daemon.tick, milliseconds(10), seconds(10));
-  reader.choice("on_exit", daemon.on_exit, kOnExitNames);
+  reader.choice("on_exit", daemon.on_exit, names::kOnExit);
   const bool heartbeat_set = reader.duration("heartbeat_timeout", daemon.heartbeat_timeout,
                                              milliseconds(10), std::chrono::hours(1),
                                              /*zero_allowed=*/true);
-  reader.choice(
-      "all_stale", daemon.all_stale,
-      {{"hold", law::AllStalePolicy::kHold}, {"fail_open", law::AllStalePolicy::kFailOpen}});
-  std::string log_level = daemon.log_level;
-  if (reader.choice("log_level", log_level,
-                    {{"trace", std::string("trace")},
-                     {"debug", std::string("debug")},
-                     {"info", std::string("info")},
-                     {"warn", std::string("warn")},
-                     {"error", std::string("error")},
-                     {"critical", std::string("critical")},
-                     {"off", std::string("off")}})) {
-    daemon.log_level = log_level;
+  reader.choice("all_stale", daemon.all_stale, names::kAllStale);
+  std::size_t log_level = 0;
+  if (reader.choice("log_level", log_level, names::kLogLevels)) {
+    daemon.log_level = names::kLogLevels[log_level];
   }
   reader.signed_integer("nice", daemon.nice, kMinNice, kMaxNice);
   if (reader.string("run_dir", daemon.run_dir) &&
@@ -110,7 +101,7 @@ void parse_agent(TableReader& reader, AgentConfig& agent) {
     TableReader weights(reader.errors(), *table, reader.path_of("weights"));
     std::array<bool, law::kNumLevels> valid{};
     for (law::Level level : law::kAllLevels) {
-      const std::string name(law::to_string(level));
+      const std::string name(names::name_of(level));
       valid[law::index_of(level)] =
           weights.integer(name, agent.reply.weight_percent[law::index_of(level)], 0, 100) ||
           !table->contains(name);
@@ -121,8 +112,8 @@ void parse_agent(TableReader& reader, AgentConfig& agent) {
       const uint32_t lower = agent.reply.weight_percent[i - 1];
       const uint32_t upper = agent.reply.weight_percent[i];
       if (!valid[i - 1] || !valid[i] || upper <= lower) continue;
-      const std::string lower_name(law::to_string(law::kAllLevels[i - 1]));
-      const std::string upper_name(law::to_string(law::kAllLevels[i]));
+      const std::string lower_name(names::name_of(law::kAllLevels[i - 1]));
+      const std::string upper_name(names::name_of(law::kAllLevels[i]));
       if (table->contains(upper_name)) {
         weights.invalid(upper_name, "must be <= " + weights.path_of(lower_name) + " (" +
                                         std::to_string(lower) + ")");

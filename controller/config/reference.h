@@ -7,23 +7,17 @@
 #include <array>
 #include <string_view>
 
+#include "common/names.h"
 #include "law/limit_algorithm.h"
 
 namespace edgeshed::config::reference {
 
-// Indexed by law::LimitAlgorithmKind.
-inline constexpr std::array<std::string_view, 4> kLimitAlgorithmNames = {"static", "aimd",
-                                                                         "gradient", "capacity"};
-static_assert(static_cast<std::size_t>(law::LimitAlgorithmKind::kCapacity) + 1 ==
-              kLimitAlgorithmNames.size());
-inline constexpr std::array<std::string_view, kLimitAlgorithmNames.size()> kLimitAlgorithmMeanings =
-    {
-        "fixed at `initial`",
-        "additive increase, multiplicative decrease on a latency signal",
-        "follows a latency signal against a learnt baseline",
-        "finds the service's capacity from the response time the data plane measures in the "
-        "kernel: learns the no-queue latency with a short probe, then holds the p90 within 10% "
-        "of it; needs nothing else",
-};
+// Indexed by law::LimitAlgorithmKind, like names::kLimitAlgorithms.
+inline constexpr auto kLimitAlgorithmMeanings = names::table<names::kLimitAlgorithms.size()>(
+    "fixed at `initial`", "additive increase, multiplicative decrease on a latency signal",
+    "follows a latency signal against a learnt baseline",
+    "finds the service's capacity from the response time the data plane measures in the "
+    "kernel: learns the no-queue latency with a short probe, then holds the p90 within 10% "
+    "of it; needs nothing else");
 
 }  // namespace edgeshed::config::reference

@@ -71,24 +71,6 @@ class TableReader {
   // An array of strings; an element of another type is an error.
   bool strings(std::string_view key, std::vector<std::string>& out);
 
-  template <class Enum>
-  bool choice(std::string_view key, Enum& out,
-              std::initializer_list<std::pair<std::string_view, Enum>> choices) {
-    std::string text;
-    if (!string(key, text)) return false;
-    std::string names;
-    for (const auto& [name, value] : choices) {
-      if (name == text) {
-        out = value;
-        return true;
-      }
-      names += names.empty() ? "" : ", ";
-      names += "\"" + std::string(name) + "\"";
-    }
-    invalid(key, "must be one of " + names);
-    return false;
-  }
-
   // A choice among the names of a table indexed by the enum's values
   // (common/names.h), from index `first` on.
   template <class Enum, std::size_t N>

@@ -95,14 +95,55 @@ struct LabelledCounter {
   const char* what;
   int counter;
 };
-void class_pair_family(Writer& w, const MetricsSnapshot& s, const char* name, const char* help,
-                       const char* key, const std::array<LabelledCounter, 2>& pair) {
-  w.family(name, "counter", help);
+struct PairFamily {
+  const char* name;
+  const char* help;
+  const char* key;
+  std::array<LabelledCounter, 2> pair;
+};
+constexpr PairFamily kPairFamilies[] = {
+    {"edgeshed_rst_total",
+     "Shed connections answered with a RST (sent) or dropped because the RST budget was spent "
+     "(capped).",
+     "result",
+     {{{"sent", EDGESHED_CTR_RST_SENT}, {"capped", EDGESHED_CTR_RST_CAPPED}}}},
+    {"edgeshed_requests_refused_total",
+     "New requests on open connections of ports with keepalive = \"refuse\", over the class's "
+     "cap: reset before the server read them (refused), or counted only in observe mode "
+     "(would_refuse).",
+     "verdict",
+     {{{"refused", EDGESHED_CTR_REQUEST_REFUSED},
+       {"would_refuse", EDGESHED_CTR_WOULD_REFUSE_REQUEST}}}},
+    {"edgeshed_connections_reclaimed_total",
+     "Idle connections of ports with keepalive = \"reclaim\" or \"refuse\", aborted while their "
+     "class was over its cap (reclaimed), or counted only in observe mode (would_reclaim).",
+     "verdict",
+     {{{"reclaimed", EDGESHED_CTR_RECLAIMED}, {"would_reclaim", EDGESHED_CTR_WOULD_RECLAIM}}}},
+};
+
+// Every per-class counter of the data plane is exported once: a counter added
+// to enum edgeshed_counter is a build error until kDecisions or kPairFamilies
+// has it.
+constexpr bool every_counter_exported_once() {
+  std::array<int, EDGESHED_NUM_COUNTERS> uses{};
+  for (const Counter& d : kDecisions) ++uses[d.index];
+  for (const PairFamily& f : kPairFamilies) {
+    for (const LabelledCounter& l : f.pair) ++uses[l.counter];
+  }
+  for (int n : uses) {
+    if (n != 1) return false;
+  }
+  return true;
+}
+static_assert(every_counter_exported_once(), "a per-class counter missing from the metrics");
+
+void class_pair_family(Writer& w, const MetricsSnapshot& s, const PairFamily& f) {
+  w.family(f.name, "counter", f.help);
   for (const auto& i : s.interfaces) {
     for (auto c : law::kAllClasses) {
-      for (const LabelledCounter& l : pair) {
-        w.sample(name)
-            .labels({{"iface", i.iface}, {"class", law::to_string(c)}, {key, l.what}})
+      for (const LabelledCounter& l : f.pair) {
+        w.sample(f.name)
+            .labels({{"iface", i.iface}, {"class", names::name_of(c)}, {f.key, l.what}})
             .value(i.stats.cls[law::index_of(c)][l.counter]);
       }
     }
@@ -141,7 +182,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
           w.sample("edgeshed_decisions_total")
               .labels({{"iface", i.iface},
                        {"protocol", names::kProtocols[proto]},
-                       {"class", law::to_string(c)},
+                       {"class", names::name_of(c)},
                        {"verdict", names::name_of(d.verdict)},
                        {"reason", d.reason}})
               .value(class_row(i.stats, proto, law::index_of(c))[d.index]);
@@ -149,26 +190,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
       }
     }
   }
-  class_pair_family(w, s, "edgeshed_rst_total",
-                    "Shed connections answered with a RST (sent) or dropped because the RST "
-                    "budget was spent (capped).",
-                    "result",
-                    {{{"sent", EDGESHED_CTR_RST_SENT}, {"capped", EDGESHED_CTR_RST_CAPPED}}});
-  class_pair_family(
-      w, s, "edgeshed_requests_refused_total",
-      "New requests on open connections of ports with keepalive = \"refuse\", over the "
-      "class's cap: reset before the server read them (refused), or counted only in "
-      "observe mode (would_refuse).",
-      "verdict",
-      {{{"refused", EDGESHED_CTR_REQUEST_REFUSED},
-        {"would_refuse", EDGESHED_CTR_WOULD_REFUSE_REQUEST}}});
-  class_pair_family(
-      w, s, "edgeshed_connections_reclaimed_total",
-      "Idle connections of ports with keepalive = \"reclaim\" or \"refuse\", aborted "
-      "while their class was over its cap (reclaimed), or counted only in observe mode "
-      "(would_reclaim).",
-      "verdict",
-      {{{"reclaimed", EDGESHED_CTR_RECLAIMED}, {"would_reclaim", EDGESHED_CTR_WOULD_RECLAIM}}});
+  for (const PairFamily& f : kPairFamilies) class_pair_family(w, s, f);
   w.family("edgeshed_packets_total", "counter",
            "Packets the data plane passed without a decision, and lost events, by kind.");
   for (const auto& i : s.interfaces) {
@@ -227,26 +249,26 @@ std::string render_metrics(const MetricsSnapshot& s) {
            "Requests in service of each class on the protected ports (what the limit caps).");
   for (auto c : law::kAllClasses) {
     w.sample("edgeshed_inflight")
-        .labels({{"class", law::to_string(c)}})
+        .labels({{"class", names::name_of(c)}})
         .value(s.inflight[law::index_of(c)]);
   }
   w.family("edgeshed_connections", "gauge",
            "Established connections of each class on the protected ports.");
   for (auto c : law::kAllClasses) {
     w.sample("edgeshed_connections")
-        .labels({{"class", law::to_string(c)}})
+        .labels({{"class", names::name_of(c)}})
         .value(s.connections[law::index_of(c)]);
   }
   w.family("edgeshed_limit", "gauge", "In-flight cap of each class; +Inf when none.");
   for (auto c : law::kAllClasses) {
     w.sample("edgeshed_limit")
-        .labels({{"class", law::to_string(c)}})
+        .labels({{"class", names::name_of(c)}})
         .value(limit_value(s.policies[law::index_of(c)].inflight_cap));
   }
   w.family("edgeshed_admit_fraction", "gauge", "Share of new connections of each class admitted.");
   for (auto c : law::kAllClasses) {
     w.sample("edgeshed_admit_fraction")
-        .labels({{"class", law::to_string(c)}})
+        .labels({{"class", names::name_of(c)}})
         .value(s.policies[law::index_of(c)].admit_fraction);
   }
 

@@ -51,7 +51,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
       res.set_content("no tick yet\n", "text/plain");
       return;
     }
-    res.set_content(std::string(law::to_string(snap->level)) + "\n", "text/plain");
+    res.set_content(std::string(names::name_of(snap->level)) + "\n", "text/plain");
   });
   srv.Get("/ready", [self](const httplib::Request&, httplib::Response& res) {
     auto snap = self->snapshot();

@@ -62,13 +62,13 @@ void Publisher::publish(const TickOutcome& o) {
 void Publisher::write_level_file(law::Level level, std::chrono::nanoseconds now) {
   if (level_file_written_ == level) return;
   auto s = ipc::write_file_atomically(run_path(ipc::kLevelFileName),
-                                      std::string(law::to_string(level)) + "\n", 0644);
+                                      std::string(names::name_of(level)) + "\n", 0644);
   if (!s) {
     errors_.error("level", s.error().message, now);
     return;
   }
   level_file_written_ = level;
-  notifier_.status("level " + std::string(law::to_string(level)));
+  notifier_.status("level " + std::string(names::name_of(level)));
 }
 
 void Publisher::publish_snapshot(const TickOutcome& o) {

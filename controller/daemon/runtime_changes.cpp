@@ -18,8 +18,6 @@ int64_t unix_ms(WallTime t) {
 }
 WallTime from_unix_ms(int64_t ms) { return WallTime(std::chrono::milliseconds(ms)); }
 
-std::string_view action_name(config::Action a) { return config::to_string(a); }
-
 std::string for_text(const std::optional<WallTime>& until, WallTime now) {
   if (!until) return " until removed";
   auto s = std::chrono::duration_cast<std::chrono::seconds>(*until - now).count();
@@ -76,17 +74,17 @@ Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime 
   if (const auto* r = std::get_if<ipc::ModeRequest>(&request)) {
     const auto until = until_of(r->for_s, now);
     mode_ = Timed<law::Mode>{r->mode, until};
-    return "mode " + std::string(law::to_string(r->mode)) + for_text(until, now);
+    return "mode " + std::string(names::name_of(r->mode)) + for_text(until, now);
   }
   if (const auto* r = std::get_if<ipc::ActionRequest>(&request)) {
     const auto until = until_of(r->for_s, now);
     action_ = Timed<config::Action>{r->action, until};
-    return "action " + std::string(action_name(r->action)) + for_text(until, now);
+    return "action " + std::string(names::name_of(r->action)) + for_text(until, now);
   }
   if (const auto* r = std::get_if<ipc::PinRequest>(&request)) {
     const auto until = until_of(r->for_s, now);
     level_ = Timed<law::Level>{r->level, until};
-    return "level pinned at " + std::string(law::to_string(r->level)) + for_text(until, now);
+    return "level pinned at " + std::string(names::name_of(r->level)) + for_text(until, now);
   }
   if (const auto* r = std::get_if<ipc::OverrideRequest>(&request)) {
     ClassOverride o;
@@ -96,13 +94,13 @@ Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime 
     o.tokens_per_sec = r->tokens_per_sec;
     o.burst = r->burst;
     classes_[law::index_of(r->traffic_class)] = o;
-    return "class " + std::string(law::to_string(r->traffic_class)) +
+    return "class " + std::string(names::name_of(r->traffic_class)) +
            " overridden:" + describe_override(o) + for_text(o.until, now);
   }
   if (const auto* r = std::get_if<ipc::PortRequest>(&request)) {
     ports_[r->port] = r->traffic_class;
     return "port " + std::to_string(r->port) + " protected as " +
-           std::string(law::to_string(r->traffic_class));
+           std::string(names::name_of(r->traffic_class));
   }
   if (const auto* r = std::get_if<ipc::PortRemoveRequest>(&request)) {
     ports_[r->port] = std::nullopt;
@@ -111,7 +109,7 @@ Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime 
   if (const auto* r = std::get_if<ipc::PrefixRequest>(&request)) {
     const auto key = config::to_string(r->prefix);
     prefixes_[key] = r->traffic_class;
-    return "prefix " + key + " classed " + std::string(law::to_string(r->traffic_class));
+    return "prefix " + key + " classed " + std::string(names::name_of(r->traffic_class));
   }
   if (const auto* r = std::get_if<ipc::PrefixRemoveRequest>(&request)) {
     const auto key = config::to_string(r->prefix);
@@ -139,7 +137,7 @@ Result<std::string> RuntimeChanges::reset(const std::string& what) {
     return cleared(std::exchange(level_, std::nullopt).has_value(), "level pin");
   }
   if (what.starts_with("class:")) {
-    const auto cls = law::parse_traffic_class(what.substr(6)).value();  // checked above
+    const auto cls = names::parse<law::TrafficClass>(what.substr(6)).value();  // checked above
     auto& o = classes_[law::index_of(cls)];
     return cleared(std::exchange(o, std::nullopt).has_value(),
                    "override of class " + what.substr(6));
@@ -158,21 +156,21 @@ Result<std::string> RuntimeChanges::reset(const std::string& what) {
 std::vector<std::string> RuntimeChanges::expire(WallTime now) {
   std::vector<std::string> out;
   if (expired(mode_, now)) {
-    out.push_back("mode " + std::string(law::to_string(mode_->value)) + " expired");
+    out.push_back("mode " + std::string(names::name_of(mode_->value)) + " expired");
     mode_.reset();
   }
   if (expired(action_, now)) {
-    out.push_back("action " + std::string(action_name(action_->value)) + " expired");
+    out.push_back("action " + std::string(names::name_of(action_->value)) + " expired");
     action_.reset();
   }
   if (expired(level_, now)) {
-    out.push_back("level pin " + std::string(law::to_string(level_->value)) + " expired");
+    out.push_back("level pin " + std::string(names::name_of(level_->value)) + " expired");
     level_.reset();
   }
   for (auto cls : law::kAllClasses) {
     auto& o = classes_[law::index_of(cls)];
     if (expired(o, now)) {
-      out.push_back("override of class " + std::string(law::to_string(cls)) + " expired");
+      out.push_back("override of class " + std::string(names::name_of(cls)) + " expired");
       o.reset();
     }
   }
@@ -235,17 +233,17 @@ ipc::ActiveChanges RuntimeChanges::describe(WallTime now) const {
     if (!until) return std::nullopt;
     return std::max<double>(0, std::chrono::duration<double>(*until - now).count());
   };
-  if (mode_) c.mode = {std::string(law::to_string(mode_->value)), left(mode_->until)};
-  if (action_) c.action = {std::string(action_name(action_->value)), left(action_->until)};
-  if (level_) c.level = {std::string(law::to_string(level_->value)), left(level_->until)};
+  if (mode_) c.mode = {std::string(names::name_of(mode_->value)), left(mode_->until)};
+  if (action_) c.action = {std::string(names::name_of(action_->value)), left(action_->until)};
+  if (level_) c.level = {std::string(names::name_of(level_->value)), left(level_->until)};
   for (auto cls : law::kAllClasses) {
     const auto& o = classes_[law::index_of(cls)];
     if (!o) continue;
-    c.classes.push_back({std::string(law::to_string(cls)), o->admit_fraction, o->inflight_cap,
+    c.classes.push_back({std::string(names::name_of(cls)), o->admit_fraction, o->inflight_cap,
                          o->tokens_per_sec, o->burst, left(o->until)});
   }
   auto class_name = [](const std::optional<law::TrafficClass>& cls) {
-    return cls ? std::optional<std::string>(law::to_string(*cls)) : std::nullopt;
+    return cls ? std::optional<std::string>(names::name_of(*cls)) : std::nullopt;
   };
   for (const auto& [port, cls] : ports_) c.ports.push_back({std::to_string(port), class_name(cls)});
   for (const auto& [cidr, cls] : prefixes_) c.prefixes.push_back({cidr, class_name(cls)});
@@ -255,14 +253,14 @@ ipc::ActiveChanges RuntimeChanges::describe(WallTime now) const {
 json RuntimeChanges::to_json() const {
   json j = json::object();
   if (mode_) {
-    j["mode"] = {{"mode", law::to_string(mode_->value)}, {"until_ms", until_json(mode_->until)}};
+    j["mode"] = {{"mode", names::name_of(mode_->value)}, {"until_ms", until_json(mode_->until)}};
   }
   if (action_) {
-    j["action"] = {{"action", action_name(action_->value)},
+    j["action"] = {{"action", names::name_of(action_->value)},
                    {"until_ms", until_json(action_->until)}};
   }
   if (level_) {
-    j["level"] = {{"level", law::to_string(level_->value)},
+    j["level"] = {{"level", names::name_of(level_->value)},
                   {"until_ms", until_json(level_->until)}};
   }
   for (auto cls : law::kAllClasses) {
@@ -273,13 +271,13 @@ json RuntimeChanges::to_json() const {
     if (o->inflight_cap) k["inflight_cap"] = *o->inflight_cap;
     if (o->tokens_per_sec) k["tokens_per_sec"] = *o->tokens_per_sec;
     if (o->burst) k["burst"] = *o->burst;
-    j["classes"][std::string(law::to_string(cls))] = k;
+    j["classes"][std::string(names::name_of(cls))] = k;
   }
   for (const auto& [port, cls] : ports_) {
-    j["ports"][std::to_string(port)] = cls ? json(law::to_string(*cls)) : json(nullptr);
+    j["ports"][std::to_string(port)] = cls ? json(names::name_of(*cls)) : json(nullptr);
   }
   for (const auto& [cidr, cls] : prefixes_) {
-    j["prefixes"][cidr] = cls ? json(law::to_string(*cls)) : json(nullptr);
+    j["prefixes"][cidr] = cls ? json(names::name_of(*cls)) : json(nullptr);
   }
   return j;
 }

@@ -36,12 +36,12 @@ ipc::State make_state(const StateSnapshot& s) {
   st.config = s.config_path;
   st.monotonic_ms = ms(s.now);
   st.tick_ms = ms(s.tick);
-  st.level = law::to_string(d.level);
+  st.level = names::name_of(d.level);
   st.level_since_ms = ms(s.level_since);
   st.level_pinned = d.level_pinned;
   st.pressure = finite(d.pressure);
   st.drivers = d.drivers;
-  st.mode = law::to_string(d.mode);
+  st.mode = names::name_of(d.mode);
   st.fail_open = d.fail_open;
   st.all_stale = d.all_stale;
   st.adaptive_limit = d.adaptive_limit;
@@ -77,7 +77,7 @@ ipc::State make_state(const StateSnapshot& s) {
   }
   for (auto c : law::kAllClasses) {
     const auto& p = d.policy(c);
-    st.classes.push_back({std::string(law::to_string(c)), finite(p.admit_fraction),
+    st.classes.push_back({std::string(names::name_of(c)), finite(p.admit_fraction),
                           limited(p.inflight_cap), limited(p.tokens_per_sec)});
   }
   st.runtime_changes = s.runtime_changes;

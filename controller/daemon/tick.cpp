@@ -235,7 +235,7 @@ void Tick::write_dataplane(const law::Decision& d, std::chrono::nanoseconds now,
     }
   }
   if (mode != mode_written_) {
-    if (mode != mode_logged_) spdlog::info("data plane mode {}", law::to_string(d.mode));
+    if (mode != mode_logged_) spdlog::info("data plane mode {}", names::name_of(d.mode));
     mode_logged_ = mode;
     // A failed write is tried again next tick, on every interface: writing
     // the mode an interface already has changes nothing.
@@ -257,7 +257,7 @@ TickReport Tick::run() {
     auto held = std::chrono::duration_cast<std::chrono::milliseconds>(now - level_since_);
     level_since_ = now;
     spdlog::info("level {} -> {} after {} ms: pressure {:.2f}, driven by {}; signals: {}",
-                 law::to_string(d.previous_level), law::to_string(d.level), held.count(),
+                 names::name_of(d.previous_level), names::name_of(d.level), held.count(),
                  d.pressure, join(d.drivers), describe(in.signals));
   }
   write_dataplane(d, now, report.errors);

@@ -48,7 +48,7 @@ Result<uint16_t> port_field(const json& j) {
 Result<law::TrafficClass> class_field(const json& j) {
   auto name = string_field(j, "class");
   if (!name) return name.error();
-  return law::parse_traffic_class(*name);
+  return names::parse<law::TrafficClass>(*name);
 }
 
 Result<config::IpPrefix> prefix_field(const json& j) {
@@ -60,8 +60,8 @@ Result<config::IpPrefix> prefix_field(const json& j) {
 }
 
 Result<config::Action> parse_action(const std::string& name) {
-  if (name == config::to_string(config::Action::kDrop)) return config::Action::kDrop;
-  if (name == config::to_string(config::Action::kRst)) return config::Action::kRst;
+  if (name == names::name_of(config::Action::kDrop)) return config::Action::kDrop;
+  if (name == names::name_of(config::Action::kRst)) return config::Action::kRst;
   return make_error("action must be drop or rst, not '" + name + "'");
 }
 
@@ -72,22 +72,22 @@ void put_for(json& j, const std::optional<double>& for_s) {
 // Each request's fields, without its op.
 json fields(const PingRequest& /*request*/) { return json::object(); }
 json fields(const ModeRequest& r) {
-  json j = {{"mode", law::to_string(r.mode)}};
+  json j = {{"mode", names::name_of(r.mode)}};
   put_for(j, r.for_s);
   return j;
 }
 json fields(const ActionRequest& r) {
-  json j = {{"action", config::to_string(r.action)}};
+  json j = {{"action", names::name_of(r.action)}};
   put_for(j, r.for_s);
   return j;
 }
 json fields(const PinRequest& r) {
-  json j = {{"level", law::to_string(r.level)}};
+  json j = {{"level", names::name_of(r.level)}};
   put_for(j, r.for_s);
   return j;
 }
 json fields(const OverrideRequest& r) {
-  json j = {{"class", law::to_string(r.traffic_class)}};
+  json j = {{"class", names::name_of(r.traffic_class)}};
   if (r.admit_fraction) j["admit_fraction"] = *r.admit_fraction;
   if (r.inflight_cap) j["inflight_cap"] = *r.inflight_cap;
   if (r.tokens_per_sec) j["tokens_per_sec"] = *r.tokens_per_sec;
@@ -96,11 +96,11 @@ json fields(const OverrideRequest& r) {
   return j;
 }
 json fields(const PortRequest& r) {
-  return {{"port", r.port}, {"class", law::to_string(r.traffic_class)}};
+  return {{"port", r.port}, {"class", names::name_of(r.traffic_class)}};
 }
 json fields(const PortRemoveRequest& r) { return {{"port", r.port}}; }
 json fields(const PrefixRequest& r) {
-  return {{"cidr", config::to_string(r.prefix)}, {"class", law::to_string(r.traffic_class)}};
+  return {{"cidr", config::to_string(r.prefix)}, {"class", names::name_of(r.traffic_class)}};
 }
 json fields(const PrefixRemoveRequest& r) { return {{"cidr", config::to_string(r.prefix)}}; }
 json fields(const ResetRequest& r) { return {{"what", r.what}}; }
@@ -112,7 +112,7 @@ Result<Request> parse_mode_request(const json& j) {
   if (!for_s) return for_s.error();
   auto name = string_field(j, "mode");
   if (!name) return name.error();
-  auto mode = law::parse_mode(*name);
+  auto mode = names::parse<law::Mode>(*name);
   if (!mode) return mode.error();
   return Request{ModeRequest{*mode, *for_s}};
 }
@@ -132,7 +132,7 @@ Result<Request> parse_pin_request(const json& j) {
   if (!for_s) return for_s.error();
   auto name = string_field(j, "level");
   if (!name) return name.error();
-  auto level = law::parse_level(*name);
+  auto level = names::parse<law::Level>(*name);
   if (!level) return level.error();
   return Request{PinRequest{*level, *for_s}};
 }

@@ -26,6 +26,20 @@ enum class AllStalePolicy {
   kFailOpen,  // drop to normal and admit everything: never shed blind
 };
 
+}  // namespace edgeshed::law
+
+namespace edgeshed::names {
+template <>
+struct TableOf<law::AllStalePolicy> {
+  static constexpr const auto& kNames = kAllStale;
+  static constexpr std::string_view kWhat = "all_stale";
+};
+}  // namespace edgeshed::names
+
+namespace edgeshed::law {
+
+static_assert(names::ends_at(AllStalePolicy::kFailOpen));
+
 struct ControlLawConfig {
   LevelMachineConfig levels;
   PolicyTable policy = default_policy_table();

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include "common/names.h"
+
 namespace edgeshed::law {
 
 // What the limit algorithm learns from one tick.
@@ -61,6 +63,8 @@ class LimitAlgorithm {
 };
 
 enum class LimitAlgorithmKind { kStatic, kAimd, kGradient, kCapacity };
+static_assert(static_cast<std::size_t>(LimitAlgorithmKind::kCapacity) + 1 ==
+              names::kLimitAlgorithms.size());
 
 struct StaticLimitConfig {
   uint32_t limit = 20;
@@ -99,6 +103,7 @@ struct GradientLimitConfig {
 // seen is never refused for being busy; or capped at `initial` from the first
 // tick, for an operator who knows the service's usual requests in service.
 enum class ColdStart { kOpen, kInitial };
+static_assert(static_cast<std::size_t>(ColdStart::kInitial) + 1 == names::kColdStarts.size());
 
 // See capacity_limit.h for the law and the reasons behind these defaults.
 struct CapacityLimitConfig {
@@ -133,3 +138,16 @@ struct LimitConfig {
 std::unique_ptr<LimitAlgorithm> make_limit_algorithm(const LimitConfig& config);
 
 }  // namespace edgeshed::law
+
+namespace edgeshed::names {
+template <>
+struct TableOf<law::LimitAlgorithmKind> {
+  static constexpr const auto& kNames = kLimitAlgorithms;
+  static constexpr std::string_view kWhat = "limit algorithm";
+};
+template <>
+struct TableOf<law::ColdStart> {
+  static constexpr const auto& kNames = kColdStarts;
+  static constexpr std::string_view kWhat = "cold start";
+};
+}  // namespace edgeshed::names

@@ -31,6 +31,20 @@ enum class PolicyAction {
   kShed,      // admit none
 };
 
+}  // namespace edgeshed::law
+
+namespace edgeshed::names {
+template <>
+struct TableOf<law::PolicyAction> {
+  static constexpr const auto& kNames = kPolicyActions;
+  static constexpr std::string_view kWhat = "policy action";
+};
+}  // namespace edgeshed::names
+
+namespace edgeshed::law {
+
+static_assert(names::ends_at(PolicyAction::kShed));
+
 // One cell of the policy table, as configured.
 struct PolicyRule {
   PolicyAction action = PolicyAction::kAdmit;

@@ -1,22 +1,19 @@
-// Vocabulary of the control law: pressure levels, traffic classes and modes,
-// with the names the config file and the CLI use for them.
+// Vocabulary of the control law: pressure levels, traffic classes and modes.
+// Their names are common/names.h's tables, bound here to the enums: use
+// names::name_of(level), names::parse<law::Level>(text).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
 #include <string_view>
 
-#include "common/result.h"
+#include "common/names.h"
 #include "edgeshed/abi.h"
 
 namespace edgeshed::law {
 
 enum class Level { kNormal = 0, kElevated = 1, kHigh = 2, kCritical = 3 };
-inline constexpr std::size_t kNumLevels = 4;
-inline constexpr std::array<Level, kNumLevels> kAllLevels = {Level::kNormal, Level::kElevated,
-                                                             Level::kHigh, Level::kCritical};
 
 // Values are the ABI's class ids, so a class indexes ABI arrays directly.
 enum class TrafficClass {
@@ -24,9 +21,6 @@ enum class TrafficClass {
   kNormal = EDGESHED_CLASS_NORMAL,
   kBackground = EDGESHED_CLASS_BACKGROUND,
 };
-inline constexpr std::size_t kNumClasses = EDGESHED_NUM_CLASSES;
-inline constexpr std::array<TrafficClass, kNumClasses> kAllClasses = {
-    TrafficClass::kCritical, TrafficClass::kNormal, TrafficClass::kBackground};
 
 enum class Mode {
   kOff = EDGESHED_MODE_OFF,
@@ -34,22 +28,46 @@ enum class Mode {
   kEnforce = EDGESHED_MODE_ENFORCE,
 };
 
+using names::operator<<;
+
+}  // namespace edgeshed::law
+
+namespace edgeshed::names {
+
+template <>
+struct TableOf<law::Level> {
+  static constexpr const auto& kNames = kLevels;
+  static constexpr std::string_view kWhat = "level";
+};
+template <>
+struct TableOf<law::TrafficClass> {
+  static constexpr const auto& kNames = kClasses;
+  static constexpr std::string_view kWhat = "class";
+};
+template <>
+struct TableOf<law::Mode> {
+  static constexpr const auto& kNames = kModes;
+  static constexpr std::string_view kWhat = "mode";
+};
+
+}  // namespace edgeshed::names
+
+namespace edgeshed::law {
+
+// A value added to the table (or the ABI) is a build error until the enum has it.
+static_assert(names::ends_at(Level::kCritical));
+static_assert(names::ends_at(TrafficClass::kBackground));
+static_assert(names::ends_at(Mode::kEnforce));
+
+inline constexpr auto kAllLevels = names::all_values<Level>();
+inline constexpr std::size_t kNumLevels = kAllLevels.size();
+inline constexpr auto kAllClasses = names::all_values<TrafficClass>();
+inline constexpr std::size_t kNumClasses = kAllClasses.size();
+static_assert(kNumClasses == EDGESHED_NUM_CLASSES);
+
 constexpr std::size_t index_of(Level level) { return static_cast<std::size_t>(level); }
 constexpr std::size_t index_of(TrafficClass traffic_class) {
   return static_cast<std::size_t>(traffic_class);
 }
-
-std::string_view to_string(Level level);
-std::string_view to_string(TrafficClass traffic_class);
-std::string_view to_string(Mode mode);
-
-std::ostream& operator<<(std::ostream& out, Level level);
-std::ostream& operator<<(std::ostream& out, TrafficClass traffic_class);
-std::ostream& operator<<(std::ostream& out, Mode mode);
-
-// Accept exactly the names to_string gives; the error lists the valid ones.
-Result<Level> parse_level(std::string_view text);
-Result<TrafficClass> parse_traffic_class(std::string_view text);
-Result<Mode> parse_mode(std::string_view text);
 
 }  // namespace edgeshed::law

@@ -68,7 +68,7 @@ MadeSource make_dataplane_rate(const config::SignalConfig& cfg, const DataplaneR
                                               : Counter::kSyn;
   std::optional<uint32_t> class_id;
   if (auto name = p.string("class")) {
-    auto parsed = law::parse_traffic_class(*name);
+    auto parsed = names::parse<law::TrafficClass>(*name);
     if (parsed) {
       class_id = static_cast<uint32_t>(*parsed);
     } else {

@@ -38,10 +38,9 @@ void signal_kinds() {
 void limits() {
   const auto fallback = static_cast<std::size_t>(law::LimitConfig{}.algorithm);
   std::cout << "| `limit.algorithm` | how the limit on requests in service moves |\n|---|---|\n";
-  for (std::size_t i = 0; i < config::reference::kLimitAlgorithmNames.size(); ++i) {
-    std::cout << "| `" << config::reference::kLimitAlgorithmNames[i] << "`"
-              << (i == fallback ? " (default)" : "") << " | "
-              << cell(config::reference::kLimitAlgorithmMeanings[i]) << " |\n";
+  for (std::size_t i = 0; i < names::kLimitAlgorithms.size(); ++i) {
+    std::cout << "| `" << names::kLimitAlgorithms[i] << "`" << (i == fallback ? " (default)" : "")
+              << " | " << cell(config::reference::kLimitAlgorithmMeanings[i]) << " |\n";
   }
 }
 

@@ -44,7 +44,7 @@ endif()
 set(cases
     "signals header|pressure.h|#include \"signals/signal_source.h\"|controller/law/pressure.h: '#include \"signals/signal_source.h\"' is controller/signals/signal_source.h, outside law/"
     "relative path out of law|policy.cpp|#include \"../config/config.h\"|controller/law/policy.cpp: '#include \"../config/config.h\"' is controller/config/config.h"
-    "angle brackets into the tree|types.cpp|#include <config/config.h>|controller/law/types.cpp: '#include <config/config.h>' is controller/config/config.h"
+    "angle brackets into the tree|idle_reclaim.cpp|#include <config/config.h>|controller/law/idle_reclaim.cpp: '#include <config/config.h>' is controller/config/config.h"
     "generated header|overrides.cpp|#include \"edgeshed.skel.h\"|controller/law/overrides.cpp: '#include \"edgeshed.skel.h\"' is in none of law/, common/ and include/"
     "file I/O|level_machine.cpp|#include <fstream>|controller/law/level_machine.cpp: '#include <fstream>' is an I/O header"
     "logging|control_law.cpp|#include <spdlog/spdlog.h>|controller/law/control_law.cpp: '#include <spdlog/spdlog.h>' is an I/O header"

@@ -9,11 +9,11 @@ namespace {
 
 TEST(LawTypesTest, LevelNamesRoundTrip) {
   for (Level level : kAllLevels) {
-    Result<Level> parsed = parse_level(to_string(level));
-    ASSERT_TRUE(parsed.ok()) << to_string(level);
+    Result<Level> parsed = names::parse<Level>(names::name_of(level));
+    ASSERT_TRUE(parsed.ok()) << names::name_of(level);
     EXPECT_EQ(parsed.value(), level);
   }
-  EXPECT_EQ(to_string(Level::kElevated), "elevated");
+  EXPECT_EQ(names::name_of(Level::kElevated), "elevated");
 }
 
 TEST(LawTypesTest, LevelValuesAreOrdered) {
@@ -24,7 +24,7 @@ TEST(LawTypesTest, LevelValuesAreOrdered) {
 }
 
 TEST(LawTypesTest, UnknownLevelListsTheValidNames) {
-  Result<Level> parsed = parse_level("hihg");
+  Result<Level> parsed = names::parse<Level>("hihg");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().message,
             "unknown level \"hihg\" (expected one of: normal, elevated, high, critical)");
@@ -32,22 +32,22 @@ TEST(LawTypesTest, UnknownLevelListsTheValidNames) {
 
 TEST(LawTypesTest, ClassNamesRoundTripAndMatchTheAbi) {
   for (TrafficClass traffic_class : kAllClasses) {
-    Result<TrafficClass> parsed = parse_traffic_class(to_string(traffic_class));
+    Result<TrafficClass> parsed = names::parse<TrafficClass>(names::name_of(traffic_class));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(parsed.value(), traffic_class);
   }
   EXPECT_EQ(index_of(TrafficClass::kCritical), std::size_t{EDGESHED_CLASS_CRITICAL});
   EXPECT_EQ(index_of(TrafficClass::kBackground), std::size_t{EDGESHED_CLASS_BACKGROUND});
-  EXPECT_FALSE(parse_traffic_class("bulk").ok());
+  EXPECT_FALSE(names::parse<TrafficClass>("bulk").ok());
 }
 
 TEST(LawTypesTest, ModeNamesRoundTrip) {
   for (Mode mode : {Mode::kOff, Mode::kObserve, Mode::kEnforce}) {
-    Result<Mode> parsed = parse_mode(to_string(mode));
+    Result<Mode> parsed = names::parse<Mode>(names::name_of(mode));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(parsed.value(), mode);
   }
-  EXPECT_FALSE(parse_mode("Enforce").ok());  // names are exact
+  EXPECT_FALSE(names::parse<Mode>("Enforce").ok());  // names are exact
 }
 
 TEST(LawTypesTest, StreamsAsName) {

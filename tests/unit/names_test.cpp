@@ -2,9 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/names.h"
 #include "common/stats.h"
@@ -44,6 +48,9 @@ TEST(NamesTest, EveryTableHasDistinctNamesThatRoundTrip) {
   expect_distinct_round_trip(names::kGlobalCounters, "global counters");
   expect_distinct_round_trip(names::kLevels, "levels");
   expect_distinct_round_trip(names::kVerdicts, "verdicts");
+  expect_distinct_round_trip(names::kAllStale, "all_stale");
+  expect_distinct_round_trip(names::kOnExit, "on_exit");
+  expect_distinct_round_trip(names::kLogLevels, "log levels");
 }
 
 TEST(NamesTest, TablesAreIndexedByTheAbiValues) {
@@ -64,17 +71,74 @@ TEST(NamesTest, TablesAreIndexedByTheAbiValues) {
 // The law and the config name their enums by the same tables.
 TEST(NamesTest, LawAndConfigUseTheTables) {
   for (law::Level level : law::kAllLevels) {
-    EXPECT_EQ(law::to_string(level), names::kLevels[law::index_of(level)]);
+    EXPECT_EQ(names::name_of(level), names::kLevels[law::index_of(level)]);
   }
   for (law::TrafficClass traffic_class : law::kAllClasses) {
-    EXPECT_EQ(law::to_string(traffic_class), names::kClasses[law::index_of(traffic_class)]);
+    EXPECT_EQ(names::name_of(traffic_class), names::kClasses[law::index_of(traffic_class)]);
   }
-  EXPECT_EQ(law::to_string(law::Mode::kObserve), "observe");
-  EXPECT_EQ(config::to_string(config::Action::kDrop), "drop");
-  EXPECT_EQ(config::to_string(config::Draw::kSourceHash), "source_hash");
-  EXPECT_EQ(config::to_string(config::Hook::kXdpGeneric), "xdp-generic");
-  EXPECT_EQ(config::to_string(config::OnExit::kDetach), "detach");
+  EXPECT_EQ(names::name_of(law::Mode::kObserve), "observe");
+  EXPECT_EQ(names::name_of(config::Action::kDrop), "drop");
+  EXPECT_EQ(names::name_of(config::Draw::kSourceHash), "source_hash");
+  EXPECT_EQ(names::name_of(config::Hook::kXdpGeneric), "xdp-generic");
+  EXPECT_EQ(names::name_of(config::OnExit::kDetach), "detach");
   EXPECT_EQ(names::name_of(names::Verdict::kWouldShed), "would_shed");
+  EXPECT_EQ(names::name_of(law::AllStalePolicy::kFailOpen), "fail_open");
+}
+
+// The typed API reads a bound enum's table from its first readable value on.
+TEST(NamesTest, TypedParseFindAndValues) {
+  EXPECT_EQ(names::find<config::Hook>("tc"), config::Hook::kTc);
+  EXPECT_EQ(names::find<config::Hook>("none"), std::nullopt);  // never written in a config
+  EXPECT_EQ(names::parse<config::Hook>("none").error().message,
+            "unknown hook \"none\" (expected one of: xdp, xdp-generic, tc)");
+  EXPECT_EQ(names::parse<config::Action>("rst").value(), config::Action::kRst);
+  EXPECT_EQ(names::all_values<config::Hook>().size(), 3u);
+  EXPECT_EQ(names::all_values<config::Hook>().front(), config::Hook::kXdp);
+  EXPECT_EQ(names::one_of(names::kActions), "drop or rst");
+  EXPECT_EQ(names::one_of(names::kHooks, names::kFirstHook), "xdp, xdp-generic or tc");
+}
+
+// The comment above a choice's first `key = ` line in examples/edgeshed.toml.
+std::string example_comment_of(std::string_view key) {
+  const auto root = std::filesystem::path(__FILE__).parent_path() / ".." / "..";
+  std::ifstream in(root / "examples" / "edgeshed.toml");
+  std::string comment;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(std::string(key) + " = ", 0) == 0) return comment;
+    comment = line.rfind('#', 0) == 0 ? comment + line + "\n" : "";
+  }
+  return "";
+}
+
+// A name added to a table the config reads is a test failure until the
+// example documents it.
+TEST(NamesTest, ExampleDocumentsEveryChoice) {
+  struct Choice {
+    std::string_view key;
+    std::vector<std::string> names;
+  };
+  const Choice choices[] = {
+      {"on_exit", names::all_names(names::kOnExit)},
+      {"all_stale", names::all_names(names::kAllStale)},
+      {"log_level", names::all_names(names::kLogLevels)},
+      {"not_ready_from", names::all_names(names::kLevels, 1)},
+      {"mode", names::all_names(names::kModes)},
+      {"action", names::all_names(names::kActions)},
+      {"draw", names::all_names(names::kDraws)},
+      {"hook", names::all_names(names::kHooks, names::kFirstHook)},
+      {"keepalive", names::all_names(names::kKeepAlive)},
+      {"algorithm", names::all_names(names::kLimitAlgorithms)},
+      {"cold_start", names::all_names(names::kColdStarts)},
+  };
+  for (const Choice& choice : choices) {
+    const std::string comment = example_comment_of(choice.key);
+    ASSERT_FALSE(comment.empty()) << choice.key;
+    for (const std::string& name : choice.names) {
+      EXPECT_NE(comment.find("\"" + name + "\""), std::string::npos)
+          << choice.key << " = \"" << name << "\" is not documented above it:\n"
+          << comment;
+    }
+  }
 }
 
 TEST(StatsTest, ClassShedsSumEveryShedReasonAndNothingElse) {

@@ -1,4 +1,4 @@
-// The signal kinds' names, the document's assembly from its sections
+// The document's assembly from its sections
 // (parse_sections.h) in dependency order, and reading the file.
 #include "config/config.h"
 
@@ -17,10 +17,6 @@
 #include "config/toml_reader.h"
 
 namespace edgeshed::config {
-
-std::string_view to_string(SignalKind value) {
-  return names::name_of(sections::kSignalKindNames, static_cast<std::size_t>(value));
-}
 
 std::string SignalConfig::locate(std::string_view key) const {
   std::optional<toml::source_position> position;
@@ -63,7 +59,7 @@ void for_each_entry(TableReader& parent, std::string_view key, ParseOne parse_on
 }
 
 // Parses the whole document; errors are collected, not fatal.
-Config parse_document(const toml::table& document, std::string_view source_name,
+Config parse_document(const toml::table& document, std::string_view source_name, SignalKinds kinds,
                       ConfigErrors& errors) {
   Config config;
   TableReader root(errors, document, "");
@@ -127,7 +123,7 @@ Config parse_document(const toml::table& document, std::string_view source_name,
   {
     std::map<std::string, std::string> seen;
     for_each_entry(root, "signal", [&](TableReader& reader) {
-      sections::parse_signal(reader, source_name, config.daemon, config.signals, seen);
+      sections::parse_signal(reader, source_name, config.daemon, kinds, config.signals, seen);
     });
   }
   sections::add_default_signals(config, source_name);
@@ -146,7 +142,8 @@ Config parse_document(const toml::table& document, std::string_view source_name,
 
 }  // namespace
 
-Result<Config> parse_config(std::string_view text, std::string_view source_name) {
+Result<Config> parse_config(std::string_view text, std::string_view source_name,
+                            SignalKinds kinds) {
   toml::table document;
   try {
     document = toml::parse(text, source_name);
@@ -157,12 +154,12 @@ Result<Config> parse_config(std::string_view text, std::string_view source_name)
                       escape_control_chars(error.description()));
   }
   ConfigErrors errors(source_name);
-  Config config = parse_document(document, source_name, errors);
+  Config config = parse_document(document, source_name, kinds, errors);
   if (!errors.empty()) return make_error(errors.joined());
   return config;
 }
 
-Result<Config> load_config(const std::string& path) {
+Result<Config> load_config(const std::string& path, SignalKinds kinds) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return make_error(path + ": cannot open: " + std::strerror(errno));
   std::error_code error;
@@ -173,7 +170,7 @@ Result<Config> load_config(const std::string& path) {
   std::ostringstream text;
   text << file.rdbuf();
   if (file.bad()) return make_error(path + ": cannot read: " + std::strerror(errno));
-  return parse_config(text.str(), path);
+  return parse_config(text.str(), path, kinds);
 }
 
 }  // namespace edgeshed::config

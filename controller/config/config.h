@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,23 +48,6 @@ enum class Hook {
   kXdpGeneric = EDGESHED_HOOK_XDP_GENERIC,
   kTc = EDGESHED_HOOK_TC,
 };
-
-enum class SignalKind {
-  kInflight,
-  kAcceptQueue,
-  kDataplane,  // SYN, admit and shed rates from the data plane's counters
-  kNetstat,
-  kPsi,
-  kPrometheus,
-  kProbe,
-  kSynthetic,
-  kFile,
-  kKernelLatency,  // response or connection time measured by the data plane
-  kLimit,          // in-flight over the adaptive limit
-};
-
-// Signal kinds' names are config/parse_sections.h's (point 4 of #39 moves them).
-std::string_view to_string(SignalKind value);
 
 using names::operator<<;
 
@@ -231,18 +215,29 @@ struct PrefixConfig {
 // of the daemon includes this header, and toml++ cost clang-tidy 3.3 s in
 // each file that included it.
 struct SignalTable;
+class TableReader;  // config/toml_reader.h
+
+// A signal kind as the parser sees it. The kinds are listed in one table,
+// signals/signal_kinds.cpp, which is handed to parse_config: config/ sits
+// below signals/ and cannot include it.
+struct SignalKindRule {
+  std::string_view name;
+  // Reads the kind's keys with the file's other errors; null: every key is
+  // kept in params, for the kind to check when its source is made.
+  void (*parse_keys)(TableReader& reader) = nullptr;
+};
+using SignalKinds = std::span<const SignalKindRule>;
 
 struct SignalConfig {
   std::string name;
-  SignalKind kind = SignalKind::kSynthetic;
+  std::string kind = "synthetic";  // a name of the kinds table
   double target = 1.0;
   bool hard_safety = false;
   std::chrono::nanoseconds stale_after = std::chrono::seconds(1);
   // Kind-specific keys as written, for the signal implementation to read
-  // (config/signal_table.h); null when there are none. Checked here: "file"
-  // needs `path` (a file holding one number) and takes nothing else;
-  // "synthetic" takes an optional numeric `value`; the keys of other kinds
-  // are checked by their implementation, which reports errors with locate().
+  // (config/signal_table.h); null when there are none. Checked by the kind
+  // (signals/<kind>_signal.cpp): at parse time when it has parse_keys,
+  // else when its source is made, with errors from locate().
   std::shared_ptr<const SignalTable> params;
   std::string source_name;  // file the signal came from
   std::string path;         // "signal[2]"
@@ -280,8 +275,10 @@ struct Config {
   law::ControlLawConfig law_config() const;
 };
 
-Result<Config> parse_config(std::string_view text, std::string_view source_name);
-Result<Config> load_config(const std::string& path);
+// `kinds` are the signal kinds a [[signal]] may name: signals::parse_config
+// and signals::load_config hand the table of them.
+Result<Config> parse_config(std::string_view text, std::string_view source_name, SignalKinds kinds);
+Result<Config> load_config(const std::string& path, SignalKinds kinds);
 
 // A config parses without an [[interface]] or a [[port]], but a daemon
 // started from it would look healthy and protect nothing: the refusal names

@@ -22,12 +22,6 @@ namespace edgeshed::config::sections {
 inline constexpr uint64_t kMaxConnections = 1'000'000;
 inline constexpr uint64_t kMaxRate = 1'000'000'000;
 
-// Names of the signal kinds, indexed by SignalKind.
-inline constexpr std::array<std::string_view, 11> kSignalKindNames = {
-    "inflight", "accept_queue", "dataplane", "netstat",        "psi",  "prometheus",
-    "probe",    "synthetic",    "file",      "kernel_latency", "limit"};
-static_assert(static_cast<std::size_t>(SignalKind::kLimit) + 1 == kSignalKindNames.size());
-
 void parse_daemon(TableReader& reader, DaemonConfig& daemon);
 // listen = "ADDRESS:PORT" (IPv6 in brackets) or "off"; not_ready_from = a level.
 void parse_metrics(TableReader& reader, MetricsConfig& metrics);
@@ -62,9 +56,11 @@ void parse_critical(TableReader& reader, law::CriticalFloor& floor, uint32_t& ca
 void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal,
                  uint32_t& max_connections);
 
-// One [[signal]] entry; `seen` maps names to the entry that has each.
+// One [[signal]] entry of one of `kinds`; `seen` maps names to the entry
+// that has each.
 void parse_signal(TableReader& reader, std::string_view source_name, const DaemonConfig& daemon,
-                  std::vector<SignalConfig>& signals, std::map<std::string, std::string>& seen);
+                  SignalKinds kinds, std::vector<SignalConfig>& signals,
+                  std::map<std::string, std::string>& seen);
 // What a config that names no [[signal]] gets: how full the adaptive limit
 // is, which needs nothing from the service and rises whenever the limit
 // sheds. A port's latency objective is a signal in any config.

@@ -1,8 +1,10 @@
 // [[signal]] entries and the signals a config gets without asking.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/duration.h"
 #include "config/parse_sections.h"
@@ -28,7 +30,8 @@ bool valid_signal_name(const std::string& name) {
 }  // namespace
 
 void parse_signal(TableReader& reader, std::string_view source_name, const DaemonConfig& daemon,
-                  std::vector<SignalConfig>& signals, std::map<std::string, std::string>& seen) {
+                  SignalKinds kinds, std::vector<SignalConfig>& signals,
+                  std::map<std::string, std::string>& seen) {
   SignalConfig signal;
   reader.require("name");
   if (reader.string("name", signal.name)) {
@@ -39,7 +42,10 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
     }
   }
   reader.require("kind");
-  const bool kind_valid = reader.choice("kind", signal.kind, kSignalKindNames);
+  std::vector<std::string_view> names;
+  for (const SignalKindRule& k : kinds) names.push_back(k.name);
+  const std::optional<std::size_t> kind = reader.choice_index("kind", names);
+  if (kind) signal.kind = kinds[*kind].name;
   reader.require("target");
   reader.number("target", signal.target, 0.0, kInfinity, Bounds::kOpenMin);
   reader.boolean("hard_safety", signal.hard_safety);
@@ -49,23 +55,16 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
                                       "): a signal is read once per tick");
   }
 
-  // Kind-specific keys go to params; the kinds known here are checked here.
-  if (kind_valid && signal.kind == SignalKind::kFile) {
-    std::string path;
-    reader.require("path");
-    if (reader.string("path", path) && path.empty()) reader.invalid("path", "must not be empty");
-  } else if (kind_valid && signal.kind == SignalKind::kSynthetic) {
-    double value = 0.0;
-    reader.number("value", value, -kInfinity, kInfinity, Bounds::kOpen);
-  }
-  const bool open_kind =
-      kind_valid && signal.kind != SignalKind::kFile && signal.kind != SignalKind::kSynthetic;
+  // Kind-specific keys go to params. A kind that reads them here has its
+  // unknown keys reported with the file's; the others check their own.
+  const bool parsed_here = kind && kinds[*kind].parse_keys != nullptr;
+  if (parsed_here) kinds[*kind].parse_keys(reader);
   SignalTable params;
   for (const auto& [key, node] : reader.source_table()) {
     static const std::set<std::string_view> kCommon = {"name", "kind", "target", "hard_safety",
                                                        "stale_after"};
     if (kCommon.contains(key.str())) continue;
-    if (open_kind) reader.allow(key.str());
+    if (kind && !parsed_here) reader.allow(key.str());
     params.keys.insert(key, node);
     params.positions.emplace(key.str(), key.source().begin);
   }
@@ -76,10 +75,10 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
 }
 
 void add_default_signals(Config& config, std::string_view source_name) {
-  auto synthesized = [&](std::string name, SignalKind kind, double target, std::string path) {
+  auto synthesized = [&](std::string name, std::string kind, double target, std::string path) {
     SignalConfig signal;
     signal.name = std::move(name);
-    signal.kind = kind;
+    signal.kind = std::move(kind);
     signal.target = target;
     signal.source_name = source_name;
     signal.path = std::move(path);
@@ -87,13 +86,13 @@ void add_default_signals(Config& config, std::string_view source_name) {
   };
   if (config.signals.empty()) {
     config.default_signals = true;
-    config.signals.push_back(synthesized("limit", SignalKind::kLimit, 1.0, "(default signal)"));
+    config.signals.push_back(synthesized("limit", "limit", 1.0, "(default signal)"));
   }
   for (size_t i = 0; i < config.ports.size(); ++i) {
     const PortConfig& port = config.ports[i];
     if (!port.latency_objective) continue;
     SignalConfig signal =
-        synthesized("latency_objective_" + std::to_string(port.port), SignalKind::kKernelLatency,
+        synthesized("latency_objective_" + std::to_string(port.port), "kernel_latency",
                     std::chrono::duration<double>(*port.latency_objective).count(),
                     "port[" + std::to_string(i) + "].latency_objective");
     signal.params = make_signal_table(toml::table{

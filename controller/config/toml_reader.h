@@ -83,6 +83,11 @@ class TableReader {
     return true;
   }
 
+  // The index of the key's value among `names`; otherwise an error is
+  // recorded (nothing when the key is absent).
+  std::optional<std::size_t> choice_index(std::string_view key,
+                                          std::span<const std::string_view> names);
+
   // A sub-table, or null when absent or not a table (error recorded).
   const toml::table* table(std::string_view key);
   // An array of tables ([[key]]), or null when absent or another type.
@@ -109,10 +114,6 @@ class TableReader {
   // The key's integer value if it is one within [min, max]; otherwise an
   // error is recorded (nothing when the key is absent).
   std::optional<int64_t> integer_in(std::string_view key, int64_t min, int64_t max);
-  // The index of the key's value among `names`; otherwise an error is
-  // recorded (nothing when the key is absent).
-  std::optional<std::size_t> choice_index(std::string_view key,
-                                          std::span<const std::string_view> names);
 
   ConfigErrors& errors_;
   const toml::table& table_;

@@ -87,7 +87,7 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
     // critical (a probe without `source` uses the host's own address, which
     // reaches a local service over loopback, past the shedder).
     for (const auto& sig : cfg.signals) {
-      if (sig.kind != config::SignalKind::kProbe) continue;
+      if (sig.kind != "probe") continue;
       auto source = config::signal_keys(sig)["source"].value<std::string>();
       if (!source) continue;
       bool v6 = source->find(':') != std::string::npos;

@@ -16,6 +16,7 @@
 #include "dataplane/attach.h"
 #include "ipc/run_dir.h"
 #include "ipc/start_history.h"
+#include "signals/signal_kinds.h"
 
 namespace edgeshed::daemon {
 
@@ -70,7 +71,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
                                               const RunDirChoice& run_dir_choice) {
   const sigset_t mask = control_signals();
   pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-  auto cfg = config::load_config(config_path);
+  auto cfg = signals::load_config(config_path);
   if (!cfg) {
     // Without a config there is no run directory of its own: the failure
     // goes where `edgeshed status` looks, the one named or the default.
@@ -175,7 +176,7 @@ void Daemon::refuse_reload(const std::string& why) {
 
 void Daemon::reload() {
   notifier_.reloading();
-  auto cfg = config::load_config(config_path_);
+  auto cfg = signals::load_config(config_path_);
   if (!cfg) {
     refuse_reload(cfg.error().message);
     return;

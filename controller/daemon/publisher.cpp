@@ -93,7 +93,7 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
   for (const auto& sig : o.signals) {
     SignalMetric g;
     g.name = sig.config.name;
-    g.kind = std::string(config::to_string(sig.config.kind));
+    g.kind = sig.config.kind;
     g.target = sig.config.target;
     g.stale = sig.stale;
     if (sig.has_sample) {

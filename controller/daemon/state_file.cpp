@@ -54,7 +54,9 @@ ipc::State make_state(const StateSnapshot& s) {
   for (const auto& sig : s.signals) {
     ipc::SignalView g;
     g.name = sig.config.name;
-    g.kind = config::to_string(sig.config.kind);
+    // Through a view: a plain string copy here makes g++ 12 see the optional
+    // value below as maybe-uninitialized (-Werror).
+    g.kind = std::string_view(sig.config.kind);
     if (sig.has_sample) {
       g.value = finite(sig.last_good.value);
       g.pressure = finite(sig.last_good.value / sig.config.target);

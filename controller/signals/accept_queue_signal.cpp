@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "signals/dataplane_readers.h"
+#include "signals/signal_params.h"
+
 namespace edgeshed::signals {
 
 double AcceptQueueSignal::value_of(const QueueSnapshot& snapshot, Measure measure,
@@ -31,5 +34,34 @@ Result<Sample> AcceptQueueSignal::sample(std::chrono::nanoseconds now) {
   if (!snapshot) return snapshot.error();
   return Sample{value_of(*snapshot, measure_, port_), now};
 }
+
+namespace {
+
+// [[signal]] kind = "accept_queue": measure = "sojourn" (seconds the oldest
+// waiting connection has waited; default) | "depth" | "fill" (depth/backlog),
+// port = one protected port (default: the worst of them).
+MadeSource make_accept_queue(const config::SignalConfig& cfg, const DataplaneReaders& readers) {
+  ParamReader p(cfg, {"measure", "port"});
+  const auto measure = p.choice("measure", {"sojourn", "depth", "fill"}, "sojourn");
+  AcceptQueueSignal::Measure m = measure == "depth"  ? AcceptQueueSignal::Measure::kDepth
+                                 : measure == "fill" ? AcceptQueueSignal::Measure::kFill
+                                                     : AcceptQueueSignal::Measure::kSojourn;
+  std::optional<uint16_t> port;
+  if (p.has("port")) port = static_cast<uint16_t>(p.integer("port", 0, 1, 65535));
+  if (auto s = p.finish(); !s) return s.error();
+  return std::unique_ptr<SignalSource>(
+      std::make_unique<AcceptQueueSignal>(readers.accept_queue, m, port));
+}
+
+}  // namespace
+
+const SignalKindDescriptor kAcceptQueueKind = {
+    .meaning =
+        "sojourn time of the oldest connection still waiting to be accepted (or depth, or fill). "
+        "Queues come from a sock_diag dump of the listeners; a BPF iterator walks the TCP sockets "
+        "for the sojourn only while a protected queue is not empty",
+    .check = check_by_making<make_accept_queue>,
+    .make = make_accept_queue,
+};
 
 }  // namespace edgeshed::signals

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "common/queue_snapshot.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -40,5 +41,8 @@ class AcceptQueueSignal final : public SignalSource {
   Measure measure_;
   std::optional<uint16_t> port_;
 };
+
+// [[signal]] kind = "accept_queue": its keys are read in accept_queue_signal.cpp.
+extern const SignalKindDescriptor kAcceptQueueKind;
 
 }  // namespace edgeshed::signals

@@ -1,6 +1,9 @@
 #include "signals/dataplane_rate_signal.h"
 
 #include "common/stats.h"
+#include "law/types.h"
+#include "signals/dataplane_readers.h"
+#include "signals/signal_params.h"
 
 namespace edgeshed::signals {
 
@@ -43,11 +46,46 @@ Result<Sample> DataplaneRateSignal::sample(std::chrono::nanoseconds now) {
   const uint64_t count = total(*stats, counter_, class_id_);
   double rate = 0;
   if (prev_ && now > prev_at_ && count >= *prev_) {
-    rate = static_cast<double>(count - *prev_) * 1e9 / static_cast<double>((now - prev_at_).count());
+    rate =
+        static_cast<double>(count - *prev_) * 1e9 / static_cast<double>((now - prev_at_).count());
   }
   prev_ = count;
   prev_at_ = now;
   return Sample{rate, now};
 }
+
+namespace {
+
+// [[signal]] kind = "dataplane": counter = "syn" (default) | "admitted" |
+// "shed" | "would_shed", per second; class = one class (default: all).
+MadeSource make_dataplane_rate(const config::SignalConfig& cfg, const DataplaneReaders& readers) {
+  ParamReader p(cfg, {"counter", "class"});
+  using Counter = DataplaneRateSignal::Counter;
+  const auto counter = p.choice("counter", {"syn", "admitted", "shed", "would_shed"}, "syn");
+  const Counter c = counter == "admitted"     ? Counter::kAdmitted
+                    : counter == "shed"       ? Counter::kShed
+                    : counter == "would_shed" ? Counter::kWouldShed
+                                              : Counter::kSyn;
+  std::optional<uint32_t> class_id;
+  if (auto name = p.string("class")) {
+    auto parsed = names::parse<law::TrafficClass>(*name);
+    if (parsed) {
+      class_id = static_cast<uint32_t>(*parsed);
+    } else {
+      p.invalid("class", parsed.error().message);
+    }
+  }
+  if (auto s = p.finish(); !s) return s.error();
+  return std::unique_ptr<SignalSource>(
+      std::make_unique<DataplaneRateSignal>(readers.stats, c, class_id));
+}
+
+}  // namespace
+
+const SignalKindDescriptor kDataplaneRateKind = {
+    .meaning = "SYNs, admissions or sheds per second, from the data plane's counters",
+    .check = check_by_making<make_dataplane_rate>,
+    .make = make_dataplane_rate,
+};
 
 }  // namespace edgeshed::signals

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "edgeshed/abi.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -32,5 +33,8 @@ class DataplaneRateSignal final : public SignalSource {
   std::optional<uint64_t> prev_;
   std::chrono::nanoseconds prev_at_{0};
 };
+
+// [[signal]] kind = "dataplane": its keys are read in dataplane_rate_signal.cpp.
+extern const SignalKindDescriptor kDataplaneRateKind;
 
 }  // namespace edgeshed::signals

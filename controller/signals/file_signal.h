@@ -6,6 +6,7 @@
 #include <string>
 
 #include "signals/proc_file.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -19,14 +20,8 @@ class FileSignal final : public SignalSource {
   ProcFile file_;
 };
 
-// A fixed value, for a configured baseline or a test.
-class ConstantSignal final : public SignalSource {
- public:
-  explicit ConstantSignal(double value) : value_(value) {}
-  Result<Sample> sample(std::chrono::nanoseconds now) override { return Sample{value_, now}; }
-
- private:
-  double value_;
-};
+// [[signal]] kind = "file": path = the file holding one number. Required,
+// not empty, checked with the config file; no other key.
+extern const SignalKindDescriptor kFileKind;
 
 }  // namespace edgeshed::signals

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -23,5 +24,8 @@ class InflightSignal final : public SignalSource {
  private:
   std::function<Result<double>()> read_total_;
 };
+
+// [[signal]] kind = "inflight".
+extern const SignalKindDescriptor kInflightKind;
 
 }  // namespace edgeshed::signals

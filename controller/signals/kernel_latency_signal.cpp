@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "signals/dataplane_readers.h"
+#include "signals/signal_params.h"
+
 namespace edgeshed::signals {
 
 double statistic_of(const LatencyStats& stats, LatencyStatistic statistic) {
@@ -40,5 +43,40 @@ Result<Sample> KernelLatencySignal::sample(std::chrono::nanoseconds now) {
   if (!snapshot) return snapshot.error();
   return Sample{value_of(*snapshot, measure_, statistic_, port_), now};
 }
+
+namespace {
+
+// [[signal]] kind = "kernel_latency": measure = "response" (default; from a
+// request's arrival to the server's first byte back) | "connection" (from
+// establishment to the server's close), statistic = "p99" (default) | "p90" |
+// "p50" | "mean" over the daemon's latency window, port = one protected port
+// (default: the worst of them). Seconds.
+MadeSource make_kernel_latency(const config::SignalConfig& cfg, const DataplaneReaders& readers) {
+  ParamReader p(cfg, {"measure", "statistic", "port"});
+  const auto measure = p.choice("measure", {"response", "connection"}, "response");
+  const auto statistic = p.choice("statistic", {"p50", "p90", "p99", "mean"}, "p99");
+  std::optional<uint16_t> port;
+  if (p.has("port")) port = static_cast<uint16_t>(p.integer("port", 0, 1, 65535));
+  if (auto s = p.finish(); !s) return s.error();
+  const LatencyStatistic stat = statistic == "p50"    ? LatencyStatistic::kP50
+                                : statistic == "p90"  ? LatencyStatistic::kP90
+                                : statistic == "mean" ? LatencyStatistic::kMean
+                                                      : LatencyStatistic::kP99;
+  return std::unique_ptr<SignalSource>(std::make_unique<KernelLatencySignal>(
+      readers.latency,
+      measure == "connection" ? LatencyMeasure::kConnection : LatencyMeasure::kResponse, stat,
+      port));
+}
+
+}  // namespace
+
+const SignalKindDescriptor kKernelLatencyKind = {
+    .meaning =
+        "response time (a request's arrival to the server's first byte back) or connection time, "
+        "p50/p90/p99 or mean, measured by the data plane in the kernel with no help from the "
+        "service (Linux 6.11 or later); a port's `latency_objective` adds one",
+    .check = check_by_making<make_kernel_latency>,
+    .make = make_kernel_latency,
+};
 
 }  // namespace edgeshed::signals

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "common/latency_window.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -52,5 +53,8 @@ class KernelLatencySignal final : public SignalSource {
   LatencyStatistic statistic_;
   std::optional<uint16_t> port_;
 };
+
+// [[signal]] kind = "kernel_latency": its keys are read in kernel_latency_signal.cpp.
+extern const SignalKindDescriptor kKernelLatencyKind;
 
 }  // namespace edgeshed::signals

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -38,5 +39,8 @@ class LimitSignal final : public SignalSource {
  private:
   std::function<Result<LimitUse>()> read_;
 };
+
+// [[signal]] kind = "limit".
+extern const SignalKindDescriptor kLimitKind;
 
 }  // namespace edgeshed::signals

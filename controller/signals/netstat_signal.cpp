@@ -8,7 +8,7 @@
 namespace edgeshed::signals {
 
 Result<NetstatOptions> netstat_options(const config::SignalConfig& cfg) {
-  ParamReader params(cfg, "netstat", {"counter", "path"});
+  ParamReader params(cfg, {"counter", "path"});
   NetstatOptions options;
   if (auto counter = params.string("counter")) {
     bool word = !counter->empty() && std::all_of(counter->begin(), counter->end(), [](char c) {
@@ -62,5 +62,14 @@ Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalC
   if (!options) return options.error();
   return std::make_unique<NetstatSignal>(std::move(*options));
 }
+
+const SignalKindDescriptor kNetstatKind = {
+    .meaning =
+        "increase per second of a TcpExt counter such as `ListenDrops`, which is hard evidence of "
+        "accept-queue collapse (read at most every 250 ms)",
+    .check = check_options<netstat_options>,
+    .make = [](const config::SignalConfig& cfg,
+               const DataplaneReaders& /*readers*/) { return as_source(make_netstat_signal(cfg)); },
+};
 
 }  // namespace edgeshed::signals

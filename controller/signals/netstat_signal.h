@@ -27,6 +27,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "signals/proc_file.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -68,5 +69,8 @@ class NetstatSignal final : public SignalSource {
 };
 
 Result<std::unique_ptr<NetstatSignal>> make_netstat_signal(const config::SignalConfig& cfg);
+
+// [[signal]] kind = "netstat": the keys above.
+extern const SignalKindDescriptor kNetstatKind;
 
 }  // namespace edgeshed::signals

@@ -14,8 +14,7 @@ constexpr std::size_t kMaxHealthBody = 1 << 20;
 }  // namespace
 
 Result<ProbeOptions> probe_options(const config::SignalConfig& cfg) {
-  ParamReader params(cfg, "probe",
-                     {"address", "port", "http_path", "interval", "timeout", "source"});
+  ParamReader params(cfg, {"address", "port", "http_path", "interval", "timeout", "source"});
   ProbeOptions options;
   auto port = static_cast<uint16_t>(params.integer("port", 0, 1, 65535, /*required=*/true));
   if (auto address = params.string("address", /*required=*/true)) {
@@ -110,5 +109,14 @@ Result<std::unique_ptr<ProbeSignal>> make_probe_signal(const config::SignalConfi
   if (!options) return options.error();
   return std::make_unique<ProbeSignal>(std::move(*options));
 }
+
+const SignalKindDescriptor kProbeKind = {
+    .meaning =
+        "latency of a TCP connect (and optional HTTP GET) to the service. Its `source` address is "
+        "made critical",
+    .check = check_options<probe_options>,
+    .make = [](const config::SignalConfig& cfg,
+               const DataplaneReaders& /*readers*/) { return as_source(make_probe_signal(cfg)); },
+};
 
 }  // namespace edgeshed::signals

@@ -36,6 +36,7 @@
 #include "signals/http_client.h"
 #include "signals/net_io.h"
 #include "signals/periodic_worker.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -75,5 +76,8 @@ class ProbeSignal final : public SignalSource {
 };
 
 Result<std::unique_ptr<ProbeSignal>> make_probe_signal(const config::SignalConfig& cfg);
+
+// [[signal]] kind = "probe": the keys above.
+extern const SignalKindDescriptor kProbeKind;
 
 }  // namespace edgeshed::signals

@@ -34,7 +34,7 @@ std::string format_number(double value) {
 }  // namespace
 
 Result<PrometheusOptions> prometheus_options(const config::SignalConfig& cfg) {
-  ParamReader params(cfg, "prometheus",
+  ParamReader params(cfg,
                      {"url", "metric", "labels", "quantile", "interval", "timeout", "max_bytes"});
   PrometheusOptions options;
   if (auto url = params.string("url", /*required=*/true)) {
@@ -191,5 +191,14 @@ Result<std::unique_ptr<PrometheusSignal>> make_prometheus_signal(const config::S
   if (!options) return options.error();
   return std::make_unique<PrometheusSignal>(std::move(*options));
 }
+
+const SignalKindDescriptor kPrometheusKind = {
+    .meaning = "a gauge, or a windowed histogram quantile, scraped from the service's `/metrics`",
+    .check = check_options<prometheus_options>,
+    .make =
+        [](const config::SignalConfig& cfg, const DataplaneReaders& /*readers*/) {
+          return as_source(make_prometheus_signal(cfg));
+        },
+};
 
 }  // namespace edgeshed::signals

@@ -39,6 +39,7 @@
 #include "signals/parse/histogram.h"
 #include "signals/parse/prometheus_text.h"
 #include "signals/periodic_worker.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -95,5 +96,8 @@ class PrometheusSignal final : public SignalSource {
 };
 
 Result<std::unique_ptr<PrometheusSignal>> make_prometheus_signal(const config::SignalConfig& cfg);
+
+// [[signal]] kind = "prometheus": the keys above.
+extern const SignalKindDescriptor kPrometheusKind;
 
 }  // namespace edgeshed::signals

@@ -2,6 +2,9 @@
 
 #include <cerrno>
 
+#include "signals/dataplane_readers.h"
+#include "signals/signal_params.h"
+
 namespace edgeshed::signals {
 
 double PsiSignal::stall_percent(uint64_t total_us, uint64_t prev_total_us,
@@ -34,5 +37,32 @@ Result<Sample> PsiSignal::sample(std::chrono::nanoseconds now) {
   prev_at_ = now;
   return Sample{value, now};
 }
+
+namespace {
+
+// [[signal]] kind = "psi": resource = "cpu"|"memory"|"io", line = "some"|"full"
+// (default some), measure = "tick"|"avg10" (default tick), cgroup = a cgroup
+// v2 directory (default: the whole host, /proc/pressure).
+MadeSource make_psi(const config::SignalConfig& cfg, const DataplaneReaders& /*readers*/) {
+  ParamReader p(cfg, {"resource", "line", "measure", "cgroup"});
+  const auto resource = p.choice("resource", {"cpu", "memory", "io"}, "");
+  const auto line = p.choice("line", {"some", "full"}, "some");
+  const auto measure = p.choice("measure", {"tick", "avg10"}, "tick");
+  const auto cgroup = p.string("cgroup");
+  if (auto s = p.finish(); !s) return s.error();
+  std::string path = cgroup ? *cgroup + "/" + resource + ".pressure" : "/proc/pressure/" + resource;
+  return std::unique_ptr<SignalSource>(std::make_unique<PsiSignal>(
+      path, line == "full" ? PsiSignal::Line::kFull : PsiSignal::Line::kSome,
+      measure == "avg10" ? PsiSignal::Measure::kAvg10 : PsiSignal::Measure::kTick));
+}
+
+}  // namespace
+
+const SignalKindDescriptor kPsiKind = {
+    .meaning =
+        "share of the tick that tasks stalled on CPU, memory or IO (`/proc/pressure` or a cgroup)",
+    .check = check_by_making<make_psi>,
+    .make = make_psi,
+};
 
 }  // namespace edgeshed::signals

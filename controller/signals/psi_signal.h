@@ -12,6 +12,7 @@
 
 #include "signals/parse/psi.h"
 #include "signals/proc_file.h"
+#include "signals/signal_kind.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -36,5 +37,8 @@ class PsiSignal final : public SignalSource {
   std::optional<uint64_t> prev_total_us_;
   std::chrono::nanoseconds prev_at_{0};
 };
+
+// [[signal]] kind = "psi": its keys are read in psi_signal.cpp.
+extern const SignalKindDescriptor kPsiKind;
 
 }  // namespace edgeshed::signals

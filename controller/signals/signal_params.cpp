@@ -7,14 +7,14 @@
 
 namespace edgeshed::signals {
 
-ParamReader::ParamReader(const config::SignalConfig& cfg, std::string_view kind,
+ParamReader::ParamReader(const config::SignalConfig& cfg,
                          std::initializer_list<std::string_view> allowed)
     : cfg_(cfg) {
   std::string list;
   for (std::string_view key : allowed) list += (list.empty() ? "" : ", ") + std::string(key);
   for (const auto& [key, node] : config::signal_keys(cfg)) {
     if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
-      errors_.push_back(cfg.locate(key.str()) + ": unknown key for kind " + std::string(kind) +
+      errors_.push_back(cfg.locate(key.str()) + ": unknown key for kind " + cfg.kind +
                         " (allowed: " + list + ")");
     }
   }
@@ -30,7 +30,7 @@ void ParamReader::invalid(std::string_view key, std::string_view message) {
 void ParamReader::missing(std::string_view key) {
   // An absent key has no position; "file:0:0" would send the reader looking.
   errors_.push_back(cfg_.source_name + ": " + cfg_.path + "." + std::string(key) +
-                    ": required for kind " + std::string(config::to_string(cfg_.kind)));
+                    ": required for kind " + cfg_.kind);
 }
 
 std::optional<std::string> ParamReader::string(std::string_view key, bool required) {
@@ -142,8 +142,7 @@ void ParamReader::check_stale_after(std::chrono::nanoseconds interval,
   errors_.push_back(cfg_.source_name + ": " + cfg_.path + ".stale_after = \"" +
                     format_duration(cfg_.stale_after) +
                     "\": must be at least interval + timeout (" +
-                    format_duration(interval + timeout) + ") for kind " +
-                    std::string(config::to_string(cfg_.kind)) +
+                    format_duration(interval + timeout) + ") for kind " + cfg_.kind +
                     ", or each sample goes stale before the next one can arrive");
 }
 

@@ -21,8 +21,8 @@ namespace edgeshed::signals {
 
 class ParamReader {
  public:
-  ParamReader(const config::SignalConfig& cfg, std::string_view kind,
-              std::initializer_list<std::string_view> allowed);
+  // `allowed`: every key the kind takes; the kind is the config's.
+  ParamReader(const config::SignalConfig& cfg, std::initializer_list<std::string_view> allowed);
 
   bool has(std::string_view key) const { return keys().contains(key); }
 

@@ -11,9 +11,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "law/pressure.h"
-#include "signals/accept_queue_signal.h"
-#include "signals/kernel_latency_signal.h"
-#include "signals/limit_signal.h"
+#include "signals/dataplane_readers.h"
 #include "signals/signal_source.h"
 
 namespace edgeshed::signals {
@@ -31,14 +29,9 @@ struct SignalState {
 class SignalSet {
  public:
   // Where sources that read the data plane get their numbers.
-  struct DataplaneReaders {
-    std::function<Result<double>()> inflight_total;
-    std::function<Result<QueueSnapshot>()> accept_queue;
-    std::function<Result<edgeshed_stats>()> stats;  // summed over CPUs and interfaces
-    std::function<Result<LatencySnapshot>()> latency;
-    std::function<Result<LimitUse>()> limit_use;
-  };
+  using DataplaneReaders = signals::DataplaneReaders;
 
+  // Each source made by its kind (signals/signal_kinds.cpp).
   static Result<SignalSet> build(const std::vector<config::SignalConfig>& configs,
                                  const DataplaneReaders& readers);
 

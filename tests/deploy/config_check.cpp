@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "config/config.h"
+#include "signals/signal_kinds.h"
 #include "signals/signal_set.h"
 
 int main(int argc, char** argv) {
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = argv[1];
-  auto cfg = edgeshed::config::load_config(path);
+  auto cfg = edgeshed::signals::load_config(path);
   if (!cfg) {
     std::cerr << cfg.error().message << "\n";
     return 1;
@@ -25,16 +26,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Building the sources checks their keys; nothing is sampled, so the
-  // data-plane readers are never called.
-  const edgeshed::Error no_dataplane{"config_check reads no data plane"};
-  edgeshed::signals::SignalSet::DataplaneReaders readers{
-      [&]() -> edgeshed::Result<double> { return no_dataplane; },
-      [&]() -> edgeshed::Result<edgeshed::signals::QueueSnapshot> { return no_dataplane; },
-      [&]() -> edgeshed::Result<edgeshed_stats> { return no_dataplane; },
-      [&]() -> edgeshed::Result<edgeshed::signals::LatencySnapshot> { return no_dataplane; },
-      [&]() -> edgeshed::Result<edgeshed::signals::LimitUse> { return no_dataplane; },
-  };
-  auto signals = edgeshed::signals::SignalSet::build(cfg->signals, readers);
+  // data-plane readers (none here) are never called.
+  auto signals = edgeshed::signals::SignalSet::build(cfg->signals, {});
   if (!signals) {
     std::cerr << signals.error().message << "\n";
     return 1;

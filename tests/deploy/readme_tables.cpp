@@ -1,5 +1,5 @@
 // Prints the README's generated tables from the code they describe:
-//   readme_tables signals   the signal kinds (config/reference.h)
+//   readme_tables signals   the signal kinds (signals/signal_kinds.cpp)
 //   readme_tables limits    the limit algorithms, the default marked
 //   readme_tables commands  every command of the CLI, its arguments, options
 //                           and description, from the CLI11 app itself
@@ -12,6 +12,7 @@
 
 #include "cli/app.h"
 #include "config/reference.h"
+#include "signals/signal_kinds.h"
 
 namespace {
 
@@ -27,11 +28,10 @@ std::string cell(std::string_view text) {
   return out;
 }
 
-void signals() {
+void signal_kinds() {
   std::cout << "| signal kind | value |\n|---|---|\n";
-  for (std::size_t i = 0; i < config::sections::kSignalKindNames.size(); ++i) {
-    std::cout << "| `" << config::sections::kSignalKindNames[i] << "` | "
-              << cell(config::reference::kSignalKindMeanings[i]) << " |\n";
+  for (const edgeshed::signals::SignalKindEntry& e : edgeshed::signals::signal_kinds()) {
+    std::cout << "| `" << e.name << "` | " << cell(e.kind.meaning) << " |\n";
   }
 }
 
@@ -94,7 +94,7 @@ void commands() {
 int main(int argc, char** argv) {
   const std::string_view what = argc == 2 ? argv[1] : "";
   if (what == "signals") {
-    signals();
+    signal_kinds();
   } else if (what == "limits") {
     limits();
   } else if (what == "commands") {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "signals/signal_kinds.h"
 
 namespace edgeshed::config {
 namespace {
@@ -18,7 +19,7 @@ using ::testing::HasSubstr;
 Result<Config> parse(std::string_view text) {
   // Documents start with a newline after R"( so that line 1 is the first written.
   if (text.substr(0, 1) == "\n") text.remove_prefix(1);
-  return parse_config(text, "edgeshed.toml");
+  return signals::parse_config(text, "edgeshed.toml");
 }
 
 std::string error_of(std::string_view text) {
@@ -121,7 +122,7 @@ TEST(ConfigAgentTest, NotReadyFromIsALevelAboveNormal) {
 TEST(ConfigAgentTest, ExampleFileKeepsTheAgentOffWithTheDefaults) {
   const auto example =
       std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "examples" / "edgeshed.toml";
-  Result<Config> config = load_config(example.string());
+  Result<Config> config = signals::load_config(example.string());
   ASSERT_TRUE(config) << config.error().message;
   const AgentConfig defaults;
   EXPECT_FALSE(config->agent.listen.enabled);

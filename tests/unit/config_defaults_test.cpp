@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "config/signal_table.h"
+#include "signals/signal_kinds.h"
 
 namespace edgeshed::config {
 namespace {
@@ -12,13 +13,13 @@ namespace {
 using ::testing::HasSubstr;
 
 Config parsed(std::string_view text) {
-  Result<Config> config = parse_config(text, "edgeshed.toml");
+  Result<Config> config = signals::parse_config(text, "edgeshed.toml");
   EXPECT_TRUE(config.ok()) << config.error().message;
   return config.ok() ? config.value() : Config{};
 }
 
 std::string error_of(std::string_view text) {
-  Result<Config> config = parse_config(text, "edgeshed.toml");
+  Result<Config> config = signals::parse_config(text, "edgeshed.toml");
   return config.ok() ? std::string("accepted") : config.error().message;
 }
 
@@ -36,7 +37,7 @@ TEST(ConfigDefaultsTest, PortOnlyConfigGetsTheLimitSignal) {
   EXPECT_TRUE(config.default_signals);
   ASSERT_EQ(config.signals.size(), 1u);
   EXPECT_EQ(config.signals[0].name, "limit");
-  EXPECT_EQ(config.signals[0].kind, SignalKind::kLimit);
+  EXPECT_EQ(config.signals[0].kind, "limit");
   EXPECT_DOUBLE_EQ(config.signals[0].target, 1.0);
   EXPECT_FALSE(config.ports[0].latency_objective.has_value());
 }
@@ -67,7 +68,7 @@ latency_objective = "50ms"
   ASSERT_EQ(config.signals.size(), 2u);
   const SignalConfig& objective = config.signals[1];
   EXPECT_EQ(objective.name, "latency_objective_443");
-  EXPECT_EQ(objective.kind, SignalKind::kKernelLatency);
+  EXPECT_EQ(objective.kind, "kernel_latency");
   EXPECT_DOUBLE_EQ(objective.target, 0.05);
   EXPECT_EQ(config::signal_keys(objective)["port"].value<int64_t>(), 443);
   EXPECT_EQ(config::signal_keys(objective)["statistic"].value<std::string>(), "p99");
@@ -103,9 +104,8 @@ kind = "limit"
 target = 1.0
 )");
   ASSERT_EQ(config.signals.size(), 2u);
-  EXPECT_EQ(config.signals[0].kind, SignalKind::kKernelLatency);
-  EXPECT_EQ(to_string(config.signals[0].kind), "kernel_latency");
-  EXPECT_EQ(to_string(config.signals[1].kind), "limit");
+  EXPECT_EQ(config.signals[0].kind, "kernel_latency");
+  EXPECT_EQ(config.signals[1].kind, "limit");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "signals/signal_kinds.h"
 
 namespace edgeshed::config {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string error_of(std::string_view text) {
-  Result<Config> config = parse_config(text, "edgeshed.toml");
+  Result<Config> config = signals::parse_config(text, "edgeshed.toml");
   if (config.ok()) {
     ADD_FAILURE() << "accepted:\n" << text;
     return "";
@@ -19,13 +20,13 @@ std::string error_of(std::string_view text) {
 }
 
 TEST(ConfigDestinationsTest, NoneByDefault) {
-  auto config = parse_config("", "edgeshed.toml");
+  auto config = signals::parse_config("", "edgeshed.toml");
   ASSERT_TRUE(config.ok());
   EXPECT_TRUE(config->dataplane.destinations.empty());
 }
 
 TEST(ConfigDestinationsTest, ReadsPrefixesOfBothFamilies) {
-  auto config = parse_config(
+  auto config = signals::parse_config(
       "[dataplane]\ndestinations = [\"10.244.0.0/16\", \"192.0.2.7/32\", \"2001:db8::/32\"]\n",
       "edgeshed.toml");
   ASSERT_TRUE(config.ok()) << config.error().message;

@@ -13,6 +13,7 @@
 #include "common/ip_prefix.h"
 #include "config/config.h"
 #include "config/signal_table.h"
+#include "signals/signal_kinds.h"
 
 namespace edgeshed::config {
 namespace {
@@ -29,14 +30,14 @@ std::string_view document(std::string_view text) {
 }
 
 Config parsed(std::string_view text) {
-  Result<Config> config = parse_config(document(text), "edgeshed.toml");
+  Result<Config> config = signals::parse_config(document(text), "edgeshed.toml");
   EXPECT_TRUE(config.ok()) << config.error().message;
   return config.ok() ? config.value() : Config{};
 }
 
 // The error message of a document that must be rejected.
 std::string error_of(std::string_view text) {
-  Result<Config> config = parse_config(document(text), "edgeshed.toml");
+  Result<Config> config = signals::parse_config(document(text), "edgeshed.toml");
   if (config.ok()) {
     ADD_FAILURE() << "accepted:\n" << text;
     return "";
@@ -71,7 +72,7 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(config.dataplane.hash_prefix_v6, 64u);
   EXPECT_TRUE(config.interfaces.empty());
   ASSERT_EQ(config.signals.size(), 1u);  // the default: how full the limit is
-  EXPECT_EQ(config.signals[0].kind, SignalKind::kLimit);
+  EXPECT_EQ(config.signals[0].kind, "limit");
   EXPECT_TRUE(config.default_signals);
   EXPECT_EQ(config.daemon.nice, -10);
   EXPECT_EQ(config.critical_cap, law::kUnlimited);
@@ -85,7 +86,7 @@ TEST(ConfigTest, EmptyDocumentGivesTheDefaults) {
 }
 
 TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
-  Result<Config> loaded = load_config(example_path().string());
+  Result<Config> loaded = signals::load_config(example_path().string());
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   const Config& example = loaded.value();
   const Config defaults = parsed("");
@@ -123,9 +124,9 @@ TEST(ConfigTest, ExampleFileParsesAndShowsTheDefaults) {
   ASSERT_EQ(example.prefixes.size(), 2u);
   EXPECT_EQ(example.prefixes[1].prefix.family, IpFamily::kV6);
   ASSERT_EQ(example.signals.size(), 5u);
-  EXPECT_EQ(example.signals[1].kind, SignalKind::kAcceptQueue);
+  EXPECT_EQ(example.signals[1].kind, "accept_queue");
   EXPECT_TRUE(example.signals[2].hard_safety);
-  EXPECT_EQ(example.signals[3].kind, SignalKind::kFile);
+  EXPECT_EQ(example.signals[3].kind, "file");
   EXPECT_EQ(example.signals[4].name, "latency_objective_443");
 }
 
@@ -266,7 +267,7 @@ path = "/tmp/pressure"
   ASSERT_EQ(config.signals.size(), 2u);
   const SignalConfig& probe = config.signals[0];
   EXPECT_EQ(probe.name, "probe-p90");
-  EXPECT_EQ(probe.kind, SignalKind::kProbe);
+  EXPECT_EQ(probe.kind, "probe");
   EXPECT_EQ(probe.target, 0.05);
   EXPECT_EQ(probe.stale_after, seconds(2));
   ASSERT_NE(config::signal_keys(probe).get("http_path"), nullptr);
@@ -310,7 +311,7 @@ TEST(ConfigTest, ParsingIsSideEffectFree) {
   const Config first = parsed(text);
   const Config second = parsed(text);
   EXPECT_EQ(first.daemon.tick, second.daemon.tick);
-  EXPECT_FALSE(parse_config("[daemon]\ntick = 1\n", "a.toml").ok());
+  EXPECT_FALSE(signals::parse_config("[daemon]\ntick = 1\n", "a.toml").ok());
   EXPECT_EQ(parsed(text).daemon.tick, milliseconds(200));  // a failed parse changed nothing
 }
 
@@ -339,7 +340,8 @@ TEST(ConfigErrorTest, UnknownSectionListsTheSections) {
 // Each interface carries where its name is, for the daemon's error about
 // an interface this host does not have.
 TEST(ConfigTest, AnInterfaceKnowsWhereItsNameIs) {
-  auto cfg = parse_config("[[port]]\nport = 80\n[[interface]]\nname = \"eth9\"\n", "edgeshed.toml");
+  auto cfg = signals::parse_config("[[port]]\nport = 80\n[[interface]]\nname = \"eth9\"\n",
+                                   "edgeshed.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(cfg->interfaces.at(0).where, "edgeshed.toml:4:8: interface[0].name");
 }
@@ -777,7 +779,7 @@ TEST(ConfigErrorTest, LatencySignalMustNameASignal) {
 }
 
 TEST(ConfigTest, LatencySignalNamesTheLimitsInput) {
-  auto cfg = parse_config(
+  auto cfg = signals::parse_config(
       "[limit]\nlatency_signal = \"probe\"\n[[signal]]\nname = \"probe\"\nkind = \"file\"\n"
       "path = \"/run/x\"\ntarget = 0.05\n",
       "edgeshed.toml");
@@ -786,11 +788,11 @@ TEST(ConfigTest, LatencySignalNamesTheLimitsInput) {
 }
 
 TEST(ConfigTest, MaxConnectionsIsAnyAlgorithmsHardCap) {
-  auto none = parse_config("", "edgeshed.toml");
+  auto none = signals::parse_config("", "edgeshed.toml");
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_EQ(none->max_connections, 0u);
-  auto cfg =
-      parse_config("[limit]\nalgorithm = \"static\"\nmax_connections = 5000\n", "edgeshed.toml");
+  auto cfg = signals::parse_config("[limit]\nalgorithm = \"static\"\nmax_connections = 5000\n",
+                                   "edgeshed.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(cfg->max_connections, 5000u);
   EXPECT_EQ(error_of("[limit]\nmax_connections = 0\n"),
@@ -798,10 +800,11 @@ TEST(ConfigTest, MaxConnectionsIsAnyAlgorithmsHardCap) {
 }
 
 TEST(ConfigTest, CapacityColdStartIsOpenUnlessCappedAtInitial) {
-  auto open = parse_config("", "edgeshed.toml");
+  auto open = signals::parse_config("", "edgeshed.toml");
   ASSERT_TRUE(open) << open.error().message;
   EXPECT_EQ(open->limit.capacity.cold_start, law::ColdStart::kOpen);
-  auto capped = parse_config("[limit]\ncold_start = \"initial\"\ninitial = 60\n", "edgeshed.toml");
+  auto capped =
+      signals::parse_config("[limit]\ncold_start = \"initial\"\ninitial = 60\n", "edgeshed.toml");
   ASSERT_TRUE(capped) << capped.error().message;
   EXPECT_EQ(capped->limit.capacity.cold_start, law::ColdStart::kInitial);
   EXPECT_EQ(capped->limit.capacity.initial, 60u);
@@ -925,14 +928,14 @@ mode = "on"
 }
 
 TEST(ConfigErrorTest, MissingFile) {
-  Result<Config> config = load_config("/nonexistent/edgeshed.toml");
+  Result<Config> config = signals::load_config("/nonexistent/edgeshed.toml");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().message,
             "/nonexistent/edgeshed.toml: cannot open: No such file or directory");
 }
 
 TEST(ConfigErrorTest, DirectoryIsNotAConfig) {
-  Result<Config> config = load_config("/");
+  Result<Config> config = signals::load_config("/");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().message, "/: not a regular file");
 }
@@ -1000,27 +1003,26 @@ TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
   std::set<std::string> keys;
   const std::regex config_key(
       R"re(reader\.(?:duration|number|integer|boolean|string|choice)\("([a-z_]+)")re");
-  // The sections are parsed in config.cpp and the parse_*.cpp files beside it.
-  for (const auto& e : std::filesystem::directory_iterator(root / "controller" / "config")) {
-    if (e.path().extension() != ".cpp") continue;
-    const std::string config_src = read(e.path());
-    for (auto it = std::sregex_iterator(config_src.begin(), config_src.end(), config_key);
-         it != std::sregex_iterator(); ++it) {
-      keys.insert((*it)[1]);
-    }
-  }
-  const std::regex param_list(R"re(ParamReader \w+\(cfg, "[a-z_]+",\s*\{([^}]*)\})re");
+  // The sections are parsed in config.cpp and the parse_*.cpp files beside
+  // it; a signal kind reads its keys in its own file, at parse time with
+  // the config's reader or later with a ParamReader.
+  const std::regex param_list(R"re(ParamReader \w+\(cfg,\s*\{([^}]*)\})re");
   const std::regex quoted(R"re("([a-z_]+)")re");
-  const auto signals_dir = root / "controller" / "signals";
-  for (const auto& e : std::filesystem::recursive_directory_iterator(signals_dir)) {
-    if (!e.is_regular_file()) continue;  // signals/parse/
-    const std::string src = read(e.path());
-    for (auto it = std::sregex_iterator(src.begin(), src.end(), param_list);
-         it != std::sregex_iterator(); ++it) {
-      const std::string list = (*it)[1];
-      for (auto q = std::sregex_iterator(list.begin(), list.end(), quoted);
-           q != std::sregex_iterator(); ++q) {
-        keys.insert((*q)[1]);
+  for (const char* dir : {"config", "signals"}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root / "controller" / dir)) {
+      if (!e.is_regular_file() || e.path().extension() != ".cpp") continue;  // signals/parse/
+      const std::string src = read(e.path());
+      for (auto it = std::sregex_iterator(src.begin(), src.end(), config_key);
+           it != std::sregex_iterator(); ++it) {
+        keys.insert((*it)[1]);
+      }
+      for (auto it = std::sregex_iterator(src.begin(), src.end(), param_list);
+           it != std::sregex_iterator(); ++it) {
+        const std::string list = (*it)[1];
+        for (auto q = std::sregex_iterator(list.begin(), list.end(), quoted);
+             q != std::sregex_iterator(); ++q) {
+          keys.insert((*q)[1]);
+        }
       }
     }
   }
@@ -1033,22 +1035,22 @@ TEST(ConfigTest, ExampleDocumentsEveryKeyTheCodeReads) {
 }
 
 TEST(ConfigTest, MetricsListenAddress) {
-  auto v6 = parse_config("[metrics]\nlisten = \"[::1]:9100\"\n", "m.toml");
+  auto v6 = signals::parse_config("[metrics]\nlisten = \"[::1]:9100\"\n", "m.toml");
   ASSERT_TRUE(v6) << v6.error().message;
   EXPECT_EQ(v6->metrics.listen.address, "::1");
   EXPECT_EQ(v6->metrics.listen.port, 9100);
-  auto off = parse_config("[metrics]\nlisten = \"off\"\n", "m.toml");
+  auto off = signals::parse_config("[metrics]\nlisten = \"off\"\n", "m.toml");
   ASSERT_TRUE(off);
   EXPECT_FALSE(off->metrics.listen.enabled);
   for (const char* bad : {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:9477",
                           "127.0.0.1:94x7", ":9477"}) {
-    auto r = parse_config(std::string("[metrics]\nlisten = \"") + bad + "\"\n", "m.toml");
+    auto r = signals::parse_config(std::string("[metrics]\nlisten = \"") + bad + "\"\n", "m.toml");
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.error().message.find("m.toml:2:"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("metrics.listen"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("ADDRESS:PORT"), std::string::npos) << r.error().message;
   }
-  auto rel = parse_config("[daemon]\nrun_dir = \"run\"\n", "m.toml");
+  auto rel = signals::parse_config("[daemon]\nrun_dir = \"run\"\n", "m.toml");
   ASSERT_FALSE(rel);
   EXPECT_NE(rel.error().message.find("absolute path"), std::string::npos);
 }
@@ -1056,17 +1058,17 @@ TEST(ConfigTest, MetricsListenAddress) {
 // Two daemons on one host never share what they learnt; a test's daemon
 // keeps it in its own folder.
 TEST(ConfigTest, TheStateDirectoryFollowsTheRunDirectoryUnlessSet) {
-  auto defaults = parse_config("", "m.toml");
+  auto defaults = signals::parse_config("", "m.toml");
   ASSERT_TRUE(defaults) << defaults.error().message;
   EXPECT_EQ(defaults->daemon.effective_state_dir(), "/var/lib/edgeshed");
-  auto own_run = parse_config("[daemon]\nrun_dir = \"/tmp/x/run\"\n", "m.toml");
+  auto own_run = signals::parse_config("[daemon]\nrun_dir = \"/tmp/x/run\"\n", "m.toml");
   ASSERT_TRUE(own_run) << own_run.error().message;
   EXPECT_EQ(own_run->daemon.effective_state_dir(), "/tmp/x/run/state");
-  auto set =
-      parse_config("[daemon]\nrun_dir = \"/tmp/x/run\"\nstate_dir = \"/srv/es\"\n", "m.toml");
+  auto set = signals::parse_config("[daemon]\nrun_dir = \"/tmp/x/run\"\nstate_dir = \"/srv/es\"\n",
+                                   "m.toml");
   ASSERT_TRUE(set) << set.error().message;
   EXPECT_EQ(set->daemon.effective_state_dir(), "/srv/es");
-  auto rel = parse_config("[daemon]\nstate_dir = \"state\"\n", "m.toml");
+  auto rel = signals::parse_config("[daemon]\nstate_dir = \"state\"\n", "m.toml");
   ASSERT_FALSE(rel);
   EXPECT_NE(rel.error().message.find("daemon.state_dir"), std::string::npos) << rel.error().message;
 }

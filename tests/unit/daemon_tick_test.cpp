@@ -20,6 +20,7 @@
 #include "daemon/runtime_changes_keeper.h"
 #include "law/clock.h"
 #include "law/control_law.h"
+#include "signals/signal_kinds.h"
 
 namespace edgeshed::daemon {
 namespace {
@@ -153,7 +154,7 @@ class RecordingLaw final : public law::ControlLaw {
 };
 
 config::Config parse(const std::string& toml) {
-  auto cfg = config::parse_config("[[interface]]\nname = \"eth0\"\n" + toml, "tick_test.toml");
+  auto cfg = signals::parse_config("[[interface]]\nname = \"eth0\"\n" + toml, "tick_test.toml");
   EXPECT_TRUE(cfg) << cfg.error().message;
   return cfg ? *cfg : config::Config{};
 }

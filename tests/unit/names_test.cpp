@@ -81,7 +81,6 @@ TEST(NamesTest, LawAndConfigUseTheTables) {
   EXPECT_EQ(names::name_of(config::Draw::kSourceHash), "source_hash");
   EXPECT_EQ(names::name_of(config::Hook::kXdpGeneric), "xdp-generic");
   EXPECT_EQ(names::name_of(config::OnExit::kDetach), "detach");
-  EXPECT_EQ(config::to_string(config::SignalKind::kKernelLatency), "kernel_latency");
   EXPECT_EQ(names::name_of(names::Verdict::kWouldShed), "would_shed");
   EXPECT_EQ(names::name_of(law::AllStalePolicy::kFailOpen), "fail_open");
 }

@@ -1,6 +1,7 @@
 // Operator changes at runtime: requests, expiry, persistence, effect on the
 // law's overrides and on the config the data plane gets.
 #include "daemon/runtime_changes.h"
+#include "signals/signal_kinds.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +15,7 @@ using std::chrono::seconds;
 const WallTime kNow = WallTime(std::chrono::hours(24 * 365 * 56));
 
 config::Config base_config() {
-  auto cfg = config::parse_config(R"(
+  auto cfg = signals::parse_config(R"(
 [[interface]]
 name = "eth0"
 [[port]]
@@ -26,7 +27,7 @@ class = "critical"
 cidr = "192.0.2.0/24"
 class = "critical"
 )",
-                                  "test.toml");
+                                   "test.toml");
   EXPECT_TRUE(cfg) << cfg.error().message;
   return *cfg;
 }

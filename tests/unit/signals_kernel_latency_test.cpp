@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "signals/kernel_latency_signal.h"
 #include "signals/limit_signal.h"
+#include "signals/signal_kinds.h"
 #include "signals/signal_set.h"
 
 namespace edgeshed::signals {
@@ -58,8 +59,8 @@ TEST(KernelLatencySignal, NoSampleReadsZero) {
 
 // t.toml: a kernel_latency signal "rt" with these keys besides.
 Result<config::Config> rt_signal(const std::string& keys) {
-  return config::parse_config("[[signal]]\nname = \"rt\"\nkind = \"kernel_latency\"\n" + keys,
-                              "t.toml");
+  return signals::parse_config("[[signal]]\nname = \"rt\"\nkind = \"kernel_latency\"\n" + keys,
+                               "t.toml");
 }
 
 TEST(KernelLatencySignal, BuiltFromConfigReadsThroughTheReader) {
@@ -93,7 +94,7 @@ TEST(LimitSignal, InflightOverTheLimit) {
 }
 
 TEST(LimitSignal, DefaultSignalOfAPortOnlyConfigBuilds) {
-  auto cfg = config::parse_config("[[port]]\nport = 80\n", "t.toml");
+  auto cfg = signals::parse_config("[[port]]\nport = 80\n", "t.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
   SignalSet::DataplaneReaders readers;
   readers.limit_use = [] { return Result<LimitUse>(LimitUse{8, 10}); };

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "signals/netstat_signal.h"
 #include "signals/parse/netstat.h"
+#include "signals/signal_kinds.h"
 #include "unit/fixture_text.h"
 
 namespace edgeshed::signals {
@@ -184,18 +185,16 @@ TEST(NetstatSignalSource, ReadsTheRealProcFile) {
 }
 
 TEST(NetstatConfig, DefaultsAndKeys) {
-  // The config parser does not know kind = "netstat" yet; the keys are what
-  // the source reads, so a config of another open kind stands in.
-  auto cfg = config::parse_config("[[signal]]\nname = \"drops\"\nkind = \"probe\"\ntarget = 10.0\n",
-                                  "t.toml");
+  auto cfg = signals::parse_config(
+      "[[signal]]\nname = \"drops\"\nkind = \"netstat\"\ntarget = 10.0\n", "t.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
   auto defaults = netstat_options(cfg->signals[0]);
   ASSERT_TRUE(defaults) << defaults.error().message;
   EXPECT_EQ(defaults->counter, "ListenDrops");
   EXPECT_EQ(defaults->path, "/proc/net/netstat");
 
-  cfg = config::parse_config(
-      "[[signal]]\nname = \"drops\"\nkind = \"probe\"\ntarget = 10.0\n"
+  cfg = signals::parse_config(
+      "[[signal]]\nname = \"drops\"\nkind = \"netstat\"\ntarget = 10.0\n"
       "counter = \"TCPReqQFullDrop\"\npath = \"/proc/1/net/netstat\"\n",
       "t.toml");
   ASSERT_TRUE(cfg);
@@ -206,8 +205,8 @@ TEST(NetstatConfig, DefaultsAndKeys) {
   EXPECT_EQ(defaults->read_interval, kNetstatReadInterval);  // default stale_after 1 s
 
   // A stale_after shorter than the interval: read within half of it.
-  cfg = config::parse_config(
-      "[daemon]\ntick = \"20ms\"\n[[signal]]\nname = \"drops\"\nkind = \"probe\"\n"
+  cfg = signals::parse_config(
+      "[daemon]\ntick = \"20ms\"\n[[signal]]\nname = \"drops\"\nkind = \"netstat\"\n"
       "target = 10.0\nstale_after = \"100ms\"\n",
       "t.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
@@ -215,8 +214,8 @@ TEST(NetstatConfig, DefaultsAndKeys) {
   ASSERT_TRUE(quick) << quick.error().message;
   EXPECT_EQ(quick->read_interval, milliseconds(50));
 
-  cfg = config::parse_config(
-      "[[signal]]\nname = \"drops\"\nkind = \"probe\"\ntarget = 10.0\n"
+  cfg = signals::parse_config(
+      "[[signal]]\nname = \"drops\"\nkind = \"netstat\"\ntarget = 10.0\n"
       "counter = \"Listen Drops\"\nprefix = \"TcpExt\"\n",
       "t.toml");
   ASSERT_TRUE(cfg);

@@ -10,6 +10,7 @@
 #include "common/wait_until.h"
 #include "config/config.h"
 #include "signals/probe_signal.h"
+#include "signals/signal_kinds.h"
 #include "signals/signal_set.h"
 #include "signals_test_server.h"
 
@@ -24,7 +25,7 @@ using testing::wait_until;
 nanoseconds mono_now() { return std::chrono::steady_clock::now().time_since_epoch(); }
 
 config::SignalConfig probe_config(const std::string& keys, const std::string& stale_after = "5s") {
-  auto cfg = config::parse_config(
+  auto cfg = signals::parse_config(
       "[[signal]]\nname = \"probe\"\nkind = \"probe\"\ntarget = 0.05\n"
       "stale_after = \"" +
           stale_after + "\"\n" + keys,
@@ -183,7 +184,7 @@ TEST(ProbeHttp, ANonSuccessAnswerIsAFailure) {
 
 TEST(ProbeSignalSet, BuiltFromConfigAndSampledWithoutWaiting) {
   TestHttpServer server([](const std::string&) { return TestHttpServer::ok("ok"); });
-  auto cfg = config::parse_config(
+  auto cfg = signals::parse_config(
       "[[signal]]\nname = \"probe\"\nkind = \"probe\"\ntarget = 0.05\nstale_after = \"3s\"\n" +
           target(server.port()) + "http_path = \"/\"\n",
       "t.toml");

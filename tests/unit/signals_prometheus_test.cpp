@@ -16,6 +16,7 @@
 #include "signals/parse/histogram.h"
 #include "signals/parse/prometheus_text.h"
 #include "signals/prometheus_signal.h"
+#include "signals/signal_kinds.h"
 #include "signals/signal_set.h"
 #include "signals_test_server.h"
 #include "unit/fixture_text.h"
@@ -32,7 +33,7 @@ using testing::wait_until;
 nanoseconds mono_now() { return std::chrono::steady_clock::now().time_since_epoch(); }
 
 config::SignalConfig signal_config(const std::string& keys) {
-  auto cfg = config::parse_config("[[signal]]\nname = \"s\"\ntarget = 1.0\n" + keys, "t.toml");
+  auto cfg = signals::parse_config("[[signal]]\nname = \"s\"\ntarget = 1.0\n" + keys, "t.toml");
   EXPECT_TRUE(cfg) << cfg.error().message;
   return cfg ? cfg->signals.at(0) : config::SignalConfig{};
 }
@@ -773,7 +774,7 @@ struct ScrapedSet {
 };
 
 ScrapedSet build_scrape(const std::string& keys, const std::string& stale_after = "1s") {
-  auto cfg = config::parse_config(
+  auto cfg = signals::parse_config(
       "[[signal]]\nname = \"scraped\"\nkind = \"prometheus\"\ntarget = 10.0\nstale_after = \"" +
           stale_after + "\"\n" + keys,
       "t.toml");
@@ -931,7 +932,7 @@ TEST(ScrapeSource, IPv6Endpoint) {
 }
 
 TEST(ScrapeSource, BadKeysFailTheBuildWithTheirLocation) {
-  auto cfg = config::parse_config(
+  auto cfg = signals::parse_config(
       "[[signal]]\nname = \"p\"\nkind = \"prometheus\"\ntarget = 1.0\nstale_after = \"5s\"\n"
       "url = \"https://x/\"\nmetric = \"m\"\n",
       "t.toml");

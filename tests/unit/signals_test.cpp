@@ -12,6 +12,7 @@
 #include "signals/file_signal.h"
 #include "signals/parse/psi.h"
 #include "signals/psi_signal.h"
+#include "signals/signal_kinds.h"
 #include "signals/signal_set.h"
 
 namespace edgeshed::signals {
@@ -112,7 +113,7 @@ TEST(SignalSetStaleness, ASourceThatStopsGoesStaleAfterItsAge) {
   f.write("4\n");
   config::SignalConfig cfg;
   cfg.name = "injected";
-  cfg.kind = config::SignalKind::kFile;
+  cfg.kind = "file";
   cfg.target = 2.0;
   cfg.stale_after = seconds(1);
   cfg.params = config::make_signal_table(toml::table{{"path", f.path()}});
@@ -144,7 +145,7 @@ TEST(SignalSetStaleness, ASourceThatStopsGoesStaleAfterItsAge) {
 TEST(SignalSetStaleness, NeverSampledIsStale) {
   config::SignalConfig cfg;
   cfg.name = "missing";
-  cfg.kind = config::SignalKind::kFile;
+  cfg.kind = "file";
   cfg.params = config::make_signal_table(toml::table{{"path", "/nonexistent/file"}});
   auto set = SignalSet::build({cfg}, {});
   ASSERT_TRUE(set);
@@ -152,23 +153,23 @@ TEST(SignalSetStaleness, NeverSampledIsStale) {
 }
 
 TEST(SignalSetBuild, PsiKeysAreValidated) {
-  auto cfg = config::parse_config(R"(
+  auto cfg = signals::parse_config(R"(
 [[signal]]
 name = "mem"
 kind = "psi"
 target = 10.0
 resource = "disk"
 )",
-                                  "t.toml");
+                                   "t.toml");
   ASSERT_TRUE(cfg) << cfg.error().message;
   testing::expect_refused(SignalSet::build(cfg->signals, {}), {"t.toml:", "resource"});
 }
 
 // The example config is what operators copy: every signal in it must build.
 TEST(SignalSetBuild, EverySignalOfTheExampleConfigBuilds) {
-  auto path = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "examples" /
-              "edgeshed.toml";
-  auto cfg = config::load_config(path.string());
+  auto path =
+      std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "examples" / "edgeshed.toml";
+  auto cfg = signals::load_config(path.string());
   ASSERT_TRUE(cfg) << cfg.error().message;
   auto set = SignalSet::build(cfg->signals, {});
   ASSERT_TRUE(set) << set.error().message;
@@ -178,7 +179,7 @@ TEST(SignalSetBuild, EverySignalOfTheExampleConfigBuilds) {
 TEST(SignalSetBuild, InflightReadsThroughTheDataplaneReader) {
   config::SignalConfig cfg;
   cfg.name = "established";
-  cfg.kind = config::SignalKind::kInflight;
+  cfg.kind = "inflight";
   cfg.target = 10;
   SignalSet::DataplaneReaders readers;
   readers.inflight_total = [] { return Result<double>(7.0); };

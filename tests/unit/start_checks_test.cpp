@@ -5,12 +5,13 @@
 
 #include "config/config.h"
 #include "daemon/start_checks.h"
+#include "signals/signal_kinds.h"
 
 namespace edgeshed::daemon {
 namespace {
 
 std::string refusal(const std::string& toml) {
-  auto cfg = config::parse_config(toml, "edge.toml");
+  auto cfg = signals::parse_config(toml, "edge.toml");
   EXPECT_TRUE(cfg) << cfg.error().message;
   if (!cfg) return "";
   auto s = check_config_can_start(*cfg, "edge.toml");

@@ -1,19 +1,16 @@
-// libFuzzer target: the daemon's configuration file (config::parse_config),
-// which a SIGHUP feeds whatever an operator saved, then the parameters of
-// each signal whose kind has a pure options parser (prometheus, probe,
-// netstat: what the daemon checks before it starts a source). Besides not
+// libFuzzer target: the daemon's configuration file (config::parse_config
+// with the signal kinds' table), which a SIGHUP feeds whatever an operator
+// saved, then the parameters of each signal, by its kind's `check` (what the
+// daemon checks before it starts a source). Besides not
 // crashing: an error is reported as "file:line:column: ..." on every line,
 // as the README promises, and a parse is a pure function of the text.
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
 #include "config/config.h"
 #include "fuzz_check.h"
-#include "signals/netstat_signal.h"
-#include "signals/probe_signal.h"
-#include "signals/prometheus_signal.h"
+#include "signals/signal_kinds.h"
 
 namespace {
 
@@ -33,9 +30,9 @@ void check_error_lines(const std::string& message) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto config = edgeshed::config::parse_config(text, kSource);
+  auto config = edgeshed::signals::parse_config(text, kSource);
   if (edgeshed::fuzz::purity_checked(text)) {
-    auto again = edgeshed::config::parse_config(text, kSource);
+    auto again = edgeshed::signals::parse_config(text, kSource);
     FUZZ_CHECK(config.ok() == again.ok(), "two parses of the same text disagree");
     if (!config)
       FUZZ_CHECK(config.error().message == again.error().message, "two parses, two messages");
@@ -47,17 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // What the daemon does next with a good config: the law's settings, and
   // each signal's parameters (no source is built: those start threads).
   (void)config->law_config();
-  using edgeshed::config::SignalKind;
   for (const auto& signal : config->signals) {
-    std::optional<std::string> error;
-    if (signal.kind == SignalKind::kPrometheus) {
-      if (auto o = edgeshed::signals::prometheus_options(signal); !o) error = o.error().message;
-    } else if (signal.kind == SignalKind::kProbe) {
-      if (auto o = edgeshed::signals::probe_options(signal); !o) error = o.error().message;
-    } else if (signal.kind == SignalKind::kNetstat) {
-      if (auto o = edgeshed::signals::netstat_options(signal); !o) error = o.error().message;
-    }
-    if (error) check_error_lines(*error);
+    const auto* kind = edgeshed::signals::find_signal_kind(signal.kind);
+    FUZZ_CHECK(kind != nullptr, "a parsed signal of no kind: " + signal.kind);
+    if (auto s = kind->check(signal); !s) check_error_lines(s.error().message);
   }
   return 0;
 }

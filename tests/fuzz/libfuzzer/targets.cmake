@@ -9,14 +9,13 @@ set(EDGESHED_FUZZ_TARGETS config prometheus_text psi netstat cli_args)
 # (paths from the repository root). Targets not listed link the core only.
 set(EDGESHED_FUZZ_CORE_SOURCES
     controller/signals/parse/prometheus_text.cpp controller/signals/parse/histogram.cpp
-    controller/signals/parse/psi.cpp controller/signals/psi_signal.cpp controller/signals/proc_file.cpp
-    controller/signals/parse/netstat.cpp
-    # The options parsers of the signal kinds the config target checks, and
-    # what their sources need to link (nothing of it runs).
-    controller/signals/signal_params.cpp controller/signals/prometheus_signal.cpp
-    controller/signals/probe_signal.cpp controller/signals/netstat_signal.cpp
-    controller/signals/http_client.cpp controller/signals/net_io.cpp
-    controller/signals/periodic_worker.cpp)
+    controller/signals/parse/psi.cpp controller/signals/parse/netstat.cpp)
+# Every signal kind, which the config target checks through the kinds' table
+# (signals/signal_kinds.cpp), and what their sources need to link (nothing
+# of it but the key checks runs).
+file(GLOB EDGESHED_FUZZ_SIGNALS_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
+     ${EDGESHED_SOURCE_DIR}/controller/signals/*.cpp)
+list(APPEND EDGESHED_FUZZ_CORE_SOURCES ${EDGESHED_FUZZ_SIGNALS_SOURCES})
 # The config, a file of each section, and the value types of common/ it reads.
 file(GLOB EDGESHED_FUZZ_CONFIG_SOURCES RELATIVE ${EDGESHED_SOURCE_DIR}
      ${EDGESHED_SOURCE_DIR}/controller/config/*.cpp ${EDGESHED_SOURCE_DIR}/controller/common/*.cpp)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The XDP program that was on the interface before edgeshed, where the
- * kernel refuses libxdp's dispatcher (freplace): edgeshed takes its place
- * and hands every frame it passes on to it, as katran's root array does.
- * The slot is filled and emptied by the controller (dataplane/xdp_chain.h).
+ * The XDP program that was on the interface before edgeshed: edgeshed takes
+ * its place and hands every frame it passes on to it, as katran's root array
+ * does. A tail call needs no freplace, which libxdp's dispatcher does and
+ * some kernels refuse. The controller fills and empties the slot
+ * (dataplane/xdp_chain.h).
  */
 #ifndef EDGESHED_XDP_CHAIN_BPF_H
 #define EDGESHED_XDP_CHAIN_BPF_H

@@ -149,7 +149,7 @@ void add_action_command(CLI::App& app, CliContext& ctx) {
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("action", "Answer shed SYNs with a RST or drop them silently");
-  ctx.choose(cmd->add_option("ACTION", a->action, "drop or rst")->required(),
+  ctx.choose(cmd->add_option("ACTION", a->action, names::one_of(names::kActions))->required(),
              names::all_names(names::kActions));
   add_for_option(cmd, a->for_text);
   add_direct_iface_option(cmd, ctx);
@@ -184,7 +184,7 @@ void add_pin_commands(CLI::App& app, CliContext& ctx) {
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "pin", "Hold the pressure level, whatever the signals say (hard-safety signals still win)");
-  ctx.choose(cmd->add_option("LEVEL", a->level, "normal, elevated, high or critical")->required(),
+  ctx.choose(cmd->add_option("LEVEL", a->level, names::one_of(names::kLevels))->required(),
              kLevels);
   add_for_option(cmd, a->for_text);
   cmd->callback([a, &ctx] {

@@ -184,8 +184,9 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts);
 }  // namespace
 
 Result<uint32_t> parse_hook(std::string_view name) {
-  if (auto hook = names::find(names::kHooks, name, EDGESHED_HOOK_XDP)) return *hook;
-  return make_error("unknown hook '" + std::string(name) + "': use xdp, xdp-generic or tc");
+  if (auto hook = names::find(names::kHooks, name, names::kFirstHook)) return *hook;
+  return make_error("unknown hook '" + std::string(name) + "': use " +
+                    names::one_of(names::kHooks, names::kFirstHook));
 }
 
 std::string_view hook_name(uint32_t hook) {

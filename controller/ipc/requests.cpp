@@ -60,9 +60,8 @@ Result<IpPrefix> prefix_field(const json& j) {
 }
 
 Result<config::Action> parse_action(const std::string& name) {
-  if (name == names::name_of(config::Action::kDrop)) return config::Action::kDrop;
-  if (name == names::name_of(config::Action::kRst)) return config::Action::kRst;
-  return make_error("action must be drop or rst, not '" + name + "'");
+  if (auto action = names::find<config::Action>(name)) return *action;
+  return make_error("action must be " + names::one_of(names::kActions) + ", not '" + name + "'");
 }
 
 void put_for(json& j, const std::optional<double>& for_s) {

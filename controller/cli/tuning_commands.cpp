@@ -99,6 +99,29 @@ int on_interfaces(const std::string& only,
   return 0;
 }
 
+// With no daemon running: applies edit to the maps of one or every attached
+// interface, and says what it wrote.
+int write_directly(const std::string& only, const std::string& what,
+                   const std::function<Status(const Maps&)>& edit) {
+  return on_interfaces(only, [&](const std::string& iface, const Maps& maps) -> Status {
+    if (auto s = edit(maps); !s) return s;
+    std::cout << iface << ": " << what
+              << " (no daemon running: written to the data plane directly)\n";
+    return {};
+  });
+}
+
+// The same for one field of the data plane's config.
+int write_config_directly(const std::string& only, const std::string& what,
+                          const std::function<void(edgeshed_config&)>& change) {
+  return write_directly(only, what, [&](const Maps& maps) -> Status {
+    auto cfg = maps.read_config();
+    if (!cfg) return cfg.error();
+    change(*cfg);
+    return maps.write_config(*cfg);
+  });
+}
+
 int needs_daemon(const std::string& what) {
   return fail(what + " needs the daemon, and none is running (start `edgeshed run --config FILE`)");
 }
@@ -127,17 +150,9 @@ void add_mode_command(CLI::App& app, CliContext& ctx) {
             "a mode");
       }
       if (!a->for_text.empty()) return direct_without_for();
-      int rc = on_interfaces(
-          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-            auto cfg = maps.read_config();
-            if (!cfg) return cfg.error();
-            cfg->mode = *names::find(names::kModes, a->mode);
-            if (auto s = maps.write_config(*cfg); !s) return s;
-            std::cout << iface << ": mode " << a->mode
-                      << " (no daemon running: written to the data plane directly)\n";
-            return {};
-          });
-      return rc;
+      return write_config_directly(ctx.direct_iface, "mode " + a->mode, [&](edgeshed_config& cfg) {
+        cfg.mode = *names::find(names::kModes, a->mode);
+      });
     };
   });
 }
@@ -162,16 +177,9 @@ void add_action_command(CLI::App& app, CliContext& ctx) {
             "an action");
       }
       if (!a->for_text.empty()) return direct_without_for();
-      return on_interfaces(
-          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-            auto cfg = maps.read_config();
-            if (!cfg) return cfg.error();
-            cfg->action = *names::find(names::kActions, a->action);
-            if (auto s = maps.write_config(*cfg); !s) return s;
-            std::cout << iface << ": action " << a->action
-                      << " (no daemon running: written to the data plane directly)\n";
-            return {};
-          });
+      return write_config_directly(
+          ctx.direct_iface, "action " + a->action,
+          [&](edgeshed_config& cfg) { cfg.action = *names::find(names::kActions, a->action); });
     };
   });
 }
@@ -270,24 +278,20 @@ void add_port_command(CLI::App& app, CliContext& ctx) {
         return send_for(
             ctx, ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)}, "a port");
       }
-      return on_interfaces(
-          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-            auto ports = maps.read_ports();
-            if (!ports) return ports.error();
-            // A port number's protocols share its class; a new port is TCP.
-            auto it = std::find_if(ports->begin(), ports->end(),
-                                   [&](const PortClass& p) { return p.port == a->port; });
-            if (it == ports->end()) {
-              ports->push_back(
-                  {static_cast<uint16_t>(a->port), *names::find(names::kClasses, a->cls)});
-            } else {
-              it->class_id = *names::find(names::kClasses, a->cls);
-            }
-            if (auto s = maps.set_ports(*ports); !s) return s;
-            std::cout << iface << ": port " << a->port << " protected as " << a->cls
-                      << " (no daemon running: written to the data plane directly)\n";
-            return {};
-          });
+      const auto what = "port " + std::to_string(a->port) + " protected as " + a->cls;
+      return write_directly(ctx.direct_iface, what, [&](const Maps& maps) -> Status {
+        auto ports = maps.read_ports();
+        if (!ports) return ports.error();
+        // A port number's protocols share its class; a new port is TCP.
+        auto it = std::find_if(ports->begin(), ports->end(),
+                               [&](const PortClass& p) { return p.port == a->port; });
+        if (it == ports->end()) {
+          ports->push_back({static_cast<uint16_t>(a->port), *names::find(names::kClasses, a->cls)});
+        } else {
+          it->class_id = *names::find(names::kClasses, a->cls);
+        }
+        return maps.set_ports(*ports);
+      });
     };
   });
   rm->callback([a, &ctx] {
@@ -295,16 +299,14 @@ void add_port_command(CLI::App& app, CliContext& ctx) {
       if (daemon_running(ctx)) {
         return send_for(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)}, "a port");
       }
-      return on_interfaces(
-          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-            auto ports = maps.read_ports();
-            if (!ports) return ports.error();
-            std::erase_if(*ports, [&](const PortClass& p) { return p.port == a->port; });
-            if (auto s = maps.set_ports(*ports); !s) return s;
-            std::cout << iface << ": port " << a->port
-                      << " unprotected (no daemon running: written to the data plane directly)\n";
-            return {};
-          });
+      return write_directly(ctx.direct_iface, "port " + std::to_string(a->port) + " unprotected",
+                            [&](const Maps& maps) -> Status {
+                              auto ports = maps.read_ports();
+                              if (!ports) return ports.error();
+                              std::erase_if(*ports,
+                                            [&](const PortClass& p) { return p.port == a->port; });
+                              return maps.set_ports(*ports);
+                            });
     };
   });
 }
@@ -340,14 +342,10 @@ void add_prefix_command(CLI::App& app, CliContext& ctx) {
         return send_for(ctx, ipc::PrefixRequest{*check(), traffic_class(a->cls)}, "a prefix");
       }
       auto prefix = *check();
-      return on_interfaces(
-          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-            if (auto s = maps.set_prefix(prefix, *names::find(names::kClasses, a->cls)); !s)
-              return s;
-            std::cout << iface << ": " << to_string(prefix) << " classed " << a->cls
-                      << " (no daemon running: written to the data plane directly)\n";
-            return {};
-          });
+      return write_directly(ctx.direct_iface, to_string(prefix) + " classed " + a->cls,
+                            [&](const Maps& maps) {
+                              return maps.set_prefix(prefix, *names::find(names::kClasses, a->cls));
+                            });
     };
   });
   rm->callback([a, &ctx, check] {
@@ -355,13 +353,8 @@ void add_prefix_command(CLI::App& app, CliContext& ctx) {
     ctx.run = [a, &ctx, check] {
       if (daemon_running(ctx)) return send_for(ctx, ipc::PrefixRemoveRequest{*check()}, "a prefix");
       auto prefix = *check();
-      return on_interfaces(
-          ctx.direct_iface, [&](const std::string& iface, const Maps& maps) -> Status {
-            if (auto s = maps.remove_prefix(prefix); !s) return s;
-            std::cout << iface << ": override of " << to_string(prefix)
-                      << " removed (no daemon running: written to the data plane directly)\n";
-            return {};
-          });
+      return write_directly(ctx.direct_iface, "override of " + to_string(prefix) + " removed",
+                            [&](const Maps& maps) { return maps.remove_prefix(prefix); });
     };
   });
 }

@@ -47,13 +47,13 @@ inline constexpr auto kActions = table<EDGESHED_NUM_ACTIONS>("drop", "rst");
 inline constexpr auto kKeepAlive = table<EDGESHED_NUM_PORT_REQUESTS>("pass", "refuse", "reclaim");
 // enum edgeshed_draw
 inline constexpr auto kDraws = table<EDGESHED_NUM_DRAWS>("source_hash", "random");
-// enum edgeshed_hook (abi.h has no count: TC is the last); EDGESHED_HOOK_NONE
-// ("none") is never written in a config, so hooks are read from kFirstHook on.
-inline constexpr auto kHooks = table<EDGESHED_HOOK_TC + 1>("none", "xdp", "xdp-generic", "tc");
+// enum edgeshed_hook; EDGESHED_HOOK_NONE ("none") is never written in a
+// config, so hooks are read from kFirstHook on.
+inline constexpr auto kHooks = table<EDGESHED_NUM_HOOKS>("none", "xdp", "xdp-generic", "tc");
 inline constexpr std::size_t kFirstHook = EDGESHED_HOOK_XDP;
-// enum edgeshed_shed_reason (no count: IDLE is the last)
+// enum edgeshed_shed_reason
 inline constexpr auto kReasons =
-    table<EDGESHED_REASON_IDLE + 1>("none", "cap", "fraction", "rate", "idle");
+    table<EDGESHED_NUM_SHED_REASONS>("none", "cap", "fraction", "rate", "idle");
 // enum edgeshed_event_outcome
 inline constexpr auto kOutcomes =
     table<EDGESHED_NUM_EVENT_OUTCOMES>("drop", "rst", "rst_capped", "would_shed", "request_refused",

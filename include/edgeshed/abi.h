@@ -72,6 +72,7 @@ enum edgeshed_hook {
 	EDGESHED_HOOK_XDP = 1,	       /* native (driver) XDP */
 	EDGESHED_HOOK_XDP_GENERIC = 2, /* skb-mode XDP */
 	EDGESHED_HOOK_TC = 3,	       /* clsact ingress */
+	EDGESHED_NUM_HOOKS = 4,
 };
 
 /* What a frame starts with on the attached device: an Ethernet header, or
@@ -479,6 +480,7 @@ enum edgeshed_shed_reason {
 	EDGESHED_REASON_FRAC = 2,
 	EDGESHED_REASON_RATE = 3,
 	EDGESHED_REASON_IDLE = 4, /* a reclaimed idle connection */
+	EDGESHED_NUM_SHED_REASONS = 5,
 };
 /* The data plane counts a shed as EDGESHED_CTR_SHED_CAP + reason -
  * EDGESHED_REASON_CAP (and WOULD_SHED_* alike): both enums keep one order. */

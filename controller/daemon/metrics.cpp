@@ -4,6 +4,7 @@
 #include "common/stats.h"
 #include "signals/parse/prometheus_text.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -130,10 +131,7 @@ constexpr bool every_counter_exported_once() {
   for (const PairFamily& f : kPairFamilies) {
     for (const LabelledCounter& l : f.pair) ++uses[l.counter];
   }
-  for (int n : uses) {
-    if (n != 1) return false;
-  }
-  return true;
+  return std::ranges::all_of(uses, [](int n) { return n == 1; });
 }
 static_assert(every_counter_exported_once(), "a per-class counter missing from the metrics");
 

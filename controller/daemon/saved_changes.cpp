@@ -14,6 +14,7 @@ using nlohmann::json;
 // Where each request lives in the file.
 struct Section {
   const char* name;
+  // cppcheck-suppress unusedStructMember ; read as s.op (cppcheck 2.10 misses it)
   const char* op;
   // Keyed sections: the request field that is the key; a null value is
   // removal_op's request, a string the request's class.
@@ -64,7 +65,7 @@ Result<SavedChange> decode(json request, const std::string& where) {
   request.erase("until_ms");
   auto parsed = ipc::parse_request(request);
   if (!parsed) return make_error(where + ": " + parsed.error().message);
-  return SavedChange{std::move(*parsed), until};
+  return SavedChange{*parsed, until};
 }
 
 }  // namespace
@@ -107,7 +108,7 @@ Result<std::vector<SavedChange>> parse_saved_changes(const json& j) {
       request["op"] = s.op;
       auto change = decode(std::move(request), s.name);
       if (!change) return change.error();
-      out.push_back(std::move(*change));
+      out.push_back(*change);
       continue;
     }
     for (const auto& [key, value] : it->items()) {
@@ -123,7 +124,7 @@ Result<std::vector<SavedChange>> parse_saved_changes(const json& j) {
       request[s.key] = *field;
       auto change = decode(std::move(request), std::string(s.name) + " " + key);
       if (!change) return change.error();
-      out.push_back(std::move(*change));
+      out.push_back(*change);
     }
   }
   return out;

@@ -48,13 +48,13 @@ Status repin(int fd, const std::string& dir, const char* name) {
   return {};
 }
 
-// Swaps old_fd for new_fd on the hook; the kernel refuses (EEXIST) when
-// old_fd is no longer the one there.
-int swap_prog(int ifindex, uint32_t mode, int new_fd, int old_fd) {
+// Puts incoming on the hook in outgoing's place; the kernel refuses (EEXIST)
+// when outgoing is no longer the one there.
+int swap_prog(int ifindex, uint32_t mode, int incoming, int outgoing) {
   bpf_xdp_attach_opts o{};
   o.sz = sizeof(o);
-  o.old_prog_fd = old_fd;
-  return bpf_xdp_attach(ifindex, new_fd, mode | XDP_FLAGS_REPLACE, &o);
+  o.old_prog_fd = outgoing;
+  return bpf_xdp_attach(ifindex, incoming, mode | XDP_FLAGS_REPLACE, &o);
 }
 
 std::string swap_hint(int err) {

@@ -30,6 +30,7 @@ std::string_view to_string(ResetGroup group) {
 
 std::string_view reset_kind(const ResetTarget& target) {
   struct Kind {
+    // cppcheck-suppress returnDanglingLifetime ; ipc::to_string returns a view of a static table
     std::string_view operator()(ResetGroup g) const { return to_string(g); }
     std::string_view operator()(const ResetClass& /*c*/) const { return "class"; }
     std::string_view operator()(const ResetPort& /*p*/) const { return "port"; }
@@ -72,15 +73,14 @@ std::string to_string(const ResetTarget& target) {
       return "class:" + std::string(names::name_of(c.traffic_class));
     }
     std::string operator()(const ResetPort& p) const { return "port:" + std::to_string(p.port); }
-    std::string operator()(const ResetPrefix& p) const {
-      return "prefix:" + to_string(p.prefix);
-    }
+    std::string operator()(const ResetPrefix& p) const { return "prefix:" + to_string(p.prefix); }
   };
   return std::visit(Words{}, target);
 }
 
 std::vector<std::string> reset_target_words() {
   std::vector<std::string> out;
+  out.reserve(kGroups.size() + names::kClasses.size() + 2);
   for (const auto& [group, name] : kGroups) out.emplace_back(name);
   for (const auto& c : names::all_names(names::kClasses)) out.push_back("class:" + c);
   out.insert(out.end(), {"port:", "prefix:"});

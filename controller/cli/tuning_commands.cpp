@@ -138,7 +138,7 @@ void add_mode_command(CLI::App& app, CliContext& ctx) {
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "mode", "Switch shedding off, to observe (count would-sheds only) or to enforce");
-  ctx.choose(cmd->add_option("MODE", a->mode, "off, observe or enforce")->required(),
+  ctx.choose(cmd->add_option("MODE", a->mode, names::one_of(names::kModes))->required(),
              names::all_names(names::kModes));
   add_for_option(cmd, a->for_text);
   add_direct_iface_option(cmd, ctx);

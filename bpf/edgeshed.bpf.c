@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * edgeshed data plane: admit or shed each new TCP connection (SYN) and QUIC
- * connection (Initial) to a protected port, at XDP or TC ingress, and keep
- * the live counts of requests in service and of established connections
- * that the caps compare against.
+ * connection (Initial) to a protected port, at XDP or TC ingress; and the
+ * programs of the socket tracker (request_tracker.bpf.h), which keeps the
+ * live counts of requests in service and of established connections that
+ * the caps compare against.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,6 +15,7 @@
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 #include "reclaim_idle.bpf.h"
+#include "request_tracker.bpf.h"
 #include "rst.bpf.h"
 #include "tcp_iter.bpf.h"
 #include "xdp_chain.bpf.h"
@@ -239,229 +241,36 @@ int edgeshed_refuse(struct __sk_buff *skb)
 	return edgeshed_request_verdict(skb);
 }
 
-/* A v4 client on a dual-stack listener shows up as ::ffff:a.b.c.d. */
-static __always_inline int v4_mapped(const __be32 *a)
-{
-	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
-}
-
-/* What the tracker finds of a passively opened socket of a protected port. */
-struct tracked_sock {
-	const struct edgeshed_config *cfg;
-	__be32 peer[4]; /* the client's address; IPv4 uses [0] */
-	__u8 family;	/* the client's: AF_INET for a v4-mapped one */
-	__u8 latency_slot;
-	__u32 class_id; /* found as the SYN's was */
-};
-
-/* Fills t for a socket of a protected port; -1 for any other socket. */
-static __always_inline int socket_class(struct sock *sk, __u16 port,
-					struct tracked_sock *t)
-{
-	const struct edgeshed_config *cfg;
-	struct edgeshed_port *p;
-	__u32 key = port;
-
-	p = bpf_map_lookup_elem(&es_ports, &key);
-	if (!p || !(p->protocols & EDGESHED_PORT_TCP))
-		return -1;
-	key = 0;
-	cfg = bpf_map_lookup_elem(&es_config, &key);
-	if (!cfg)
-		return -1;
-	/* The tracepoint fires for every namespace of the host; a service on
-	 * the same port elsewhere is not ours to count. */
-	if (cfg->netns_ino &&
-	    sk->__sk_common.skc_net.net->ns.inum != cfg->netns_ino)
-		return -1;
-	t->family = sk->__sk_common.skc_family;
-	if (t->family == AF_INET) {
-		t->peer[0] = sk->__sk_common.skc_daddr;
-	} else if (t->family == AF_INET6) {
-		__builtin_memcpy(t->peer,
-				 sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32,
-				 sizeof(t->peer));
-		if (v4_mapped(t->peer)) {
-			t->family = AF_INET;
-			t->peer[0] = t->peer[3];
-		}
-	} else {
-		return -1;
-	}
-	t->cfg = cfg;
-	t->latency_slot = p->latency_slot;
-	t->class_id = classify_source(cfg, t->family, t->peer, p->class_id);
-	return t->class_id < EDGESHED_NUM_CLASSES ? 0 : -1;
-}
-
-/* Adds d to a live count of the port and of the class (see abi.h). */
-static __always_inline __u64 live_add(void *port_map, void *class_map,
-				      __u16 port, __u32 class_id, __s64 d)
-{
-	__u32 key = port;
-	__u64 *v;
-
-	v = bpf_map_lookup_elem(port_map, &key);
-	if (v)
-		__sync_fetch_and_add(v, d);
-	v = bpf_map_lookup_elem(class_map, &class_id);
-	return v ? __sync_fetch_and_add(v, d) + d : 0;
-}
-
-/*
- * A request enters service on a connection that had none. The peak is a
- * plain store: two CPUs racing may keep the lower of their two counts for
- * this tick, which the next request corrects.
- */
-static __always_inline void request_enter(struct edgeshed_sk_state *st)
-{
-	__u32 class_id = st->class_id;
-	__u64 now, *peak;
-
-	now = live_add(&es_inflight, &es_inflight_cls, st->port, class_id, 1);
-	peak = bpf_map_lookup_elem(&es_inflight_peak, &class_id);
-	if (peak && now > *peak)
-		*peak = now;
-}
-
-/* The connection's request in service, if any, leaves service untimed: the
- * server is done with the connection without an answer. */
-static __always_inline void request_drop(struct edgeshed_sk_state *st)
-{
-	if (__sync_lock_test_and_set(&st->request_ns, 0))
-		live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id,
-			 -1);
-}
-
-/*
- * A request enters service when request bytes are queued for the server on a
- * tracked connection that has none in service (see abi.h). Every path here
- * and in the tracker runs under the socket's lock (softirq receive, the
- * owner's sends and state changes, the iterator), so the atomics only keep
- * each count exact against a second tracker during an upgrade.
- */
-static __always_inline void request_arrived(struct sock *sk, int read_too)
-{
-	struct edgeshed_sk_state *st;
-
-	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-	if (!st || !st->counted)
-		return;
-	if (st->request_ns) {
-		/* A FIN, or bytes the server already read, is no overlap. */
-		if (!read_too && tcp_unread(sk))
-			st->overlapped = 1;
-		return;
-	}
-	if (!tcp_unread(sk) && !(read_too && read_unanswered(sk)))
-		return;
-	if (__sync_val_compare_and_swap(&st->request_ns, 0,
-					bpf_ktime_get_ns()) == 0) {
-		st->untimed = 0;
-		request_enter(st);
-	}
-}
-
-/*
- * Counts a connection of a protected port, once: it may be counted
- * already while an upgrade runs old and new tracker side by side, or when
- * the seed walk meets a connection the tracker counted. Its storage keeps
- * what uncounting it needs. A seeded socket's open is unknown
- * (established_ns 0: no connection time).
- */
-static __always_inline void count_socket(struct sock *sk, int opened_now)
-{
-	struct tracked_sock t = {};
-	struct edgeshed_sk_state *st;
-	__u16 port = sk->__sk_common.skc_num;
-
-	if (socket_class(sk, port, &t))
-		return;
-	st = bpf_sk_storage_get(&es_sk_state, sk, NULL,
-				BPF_SK_STORAGE_GET_F_CREATE);
-	if (!st || st->counted)
-		return;
-	st->port = port;
-	st->class_id = t.class_id;
-	st->latency_slot = t.latency_slot;
-	st->counted = 1;
-	live_add(&es_conns, &es_conns_cls, port, t.class_id, 1);
-	if (opened_now) {
-		st->established_ns = bpf_ktime_get_ns();
-		reflect_credit(t.cfg, t.family, t.peer, st->established_ns);
-	}
-}
-
-/*
- * Connections: established on a protected port, accepted or still in the
- * accept queue. A connection is counted when its passive open
- * completes and uncounted when the server is done with it: when it leaves
- * ESTABLISHED for any state but CLOSE_WAIT (the server closed first, or a
- * reset), or when it leaves CLOSE_WAIT (the server closed after the client's
- * FIN). A client that half-closes (shutdown(SHUT_WR)) after its request
- * keeps its slot while the server works on it. Counting until TCP_CLOSE
- * would keep FIN_WAIT2 orphans in the count for up to tcp_fin_timeout. The
- * mark in socket storage makes the pair exact even if the port's class is
- * edited in between.
- *
- * Connection time ends at the server's close (server_close()), not at
- * ESTABLISHED -> CLOSE: that one is a reset, sent by the client (its abort
- * or timeout, not the server's answer) or by a listener closing with
- * connections still queued, and would mix those into the service's time.
- */
+/* The socket tracker's programs (request_tracker.bpf.h). */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 {
-	struct edgeshed_sk_state *st;
-
-	if (sk->sk_protocol != IPPROTO_TCP)
-		return 0;
-
-	if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
-		count_socket(sk, 1);
-		return 0;
-	}
-
-	if (oldstate != TCP_ESTABLISHED && oldstate != TCP_CLOSE_WAIT)
-		return 0;
-	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-	if (!st)
-		return 0;
-	if (server_close(oldstate, newstate))
-		measure_close(st);
-	if (st->counted &&
-	    (oldstate == TCP_CLOSE_WAIT || newstate != TCP_CLOSE_WAIT)) {
-		st->counted = 0;
-		live_add(&es_conns, &es_conns_cls, st->port, st->class_id, -1);
-		/* No request enters service once the mark is off. */
-		request_drop(st);
-	}
+	track_state_change(sk, oldstate, newstate);
 	return 0;
 }
 
-/*
- * Seeds the in-flight counts with the connections established before the
- * tracker was attached, which it never saw open: run once by attach (and
- * adoption, where it finds them all counted) after the tracker is linked,
- * so a connection opening meanwhile is counted by one or the other, never
- * both or neither. The walk holds each socket's lock, as every state change
- * does, and skips sockets already unhashed, so one closing meanwhile is not
- * counted after its uncount. Their open is unknown: they give response
- * times, but no connection time (established_ns 0). A request still unread,
- * or read and not answered (read_unanswered()), enters service now.
- */
 SEC("iter/tcp")
 int edgeshed_seed(struct bpf_iter__tcp *ctx)
 {
 	struct sock *sk = iter_full_sock(ctx);
 
-	if (!sk)
-		return 0;
-	if (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
-	    sk->__sk_common.skc_state == TCP_CLOSE_WAIT) {
-		count_socket(sk, 0);
-		request_arrived(sk, 1);
-	}
+	if (sk)
+		seed_socket(sk);
+	return 0;
+}
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(edgeshed_request, struct sock *sk)
+{
+	if (sk->sk_protocol == IPPROTO_TCP)
+		request_arrived(sk, 0);
+	return 0;
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(edgeshed_response, struct sock *sk)
+{
+	request_answered(sk);
 	return 0;
 }
 
@@ -477,61 +286,6 @@ SEC("iter/tcp")
 int edgeshed_reclaim(struct bpf_iter__tcp *ctx)
 {
 	return reclaim_chosen(ctx);
-}
-
-/*
- * Request arrival: data queued on a tracked connection. sock_def_readable()
- * runs this for sockets still in the accept queue too, so a lazy accept()
- * counts in the response time and in service. Every socket of the host
- * passes here: anything but a tracked TCP socket leaves at the first two
- * checks. A connection the server is done with has lost its mark (a client
- * that half-closes after its request keeps it: CLOSE_WAIT). Needs Linux 6.6.
- */
-SEC("tp_btf/sk_data_ready")
-int BPF_PROG(edgeshed_request, struct sock *sk)
-{
-	if (sk->sk_protocol != IPPROTO_TCP)
-		return 0;
-	request_arrived(sk, 0);
-	return 0;
-}
-
-/*
- * The server answers: its first send on a connection with a request in
- * service ends the request and gives the response time.
- * tcp_sendmsg_locked() is where write(), send() and sendfile()/splice()
- * (MSG_SPLICE_PAGES since Linux 6.5) all copy into the socket, under the
- * socket lock and before the copy, so the time is the first byte's even when
- * a large send then waits for buffer space; and only TCP sends pay for this
- * program. The tracepoint needs Linux 6.11. A pipelined request that arrived
- * before this send and is still unread stays in service, untimed: its
- * arrival was not seen on its own.
- */
-SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(edgeshed_response, struct sock *sk)
-{
-	struct edgeshed_sk_state *st;
-	__u64 start, now;
-
-	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-	if (!st || !st->request_ns)
-		return 0;
-	now = bpf_ktime_get_ns();
-	if (tcp_unread(sk)) {
-		start = __sync_lock_test_and_set(&st->request_ns, now);
-		if (start && !st->untimed)
-			latency_record(st, EDGESHED_LATENCY_RESPONSE,
-				       now - start);
-		st->untimed = 1;
-		return 0;
-	}
-	start = __sync_lock_test_and_set(&st->request_ns, 0);
-	if (!start)
-		return 0;
-	if (!st->untimed)
-		latency_record(st, EDGESHED_LATENCY_RESPONSE, now - start);
-	live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id, -1);
-	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -96,6 +96,28 @@ struct {
 	__uint(max_entries, EDGESHED_NUM_PORTS);
 	__type(key, __u32);
 	__type(value, __u64);
+} es_inflight_since SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_inflight_since_cls SEC(".maps");
+
+/* The queue gate's cohorts, EDGESHED_COHORT_SLICES a class (abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_CLASSES * EDGESHED_COHORT_SLICES);
+	__type(key, __u32);
+	__type(value, struct edgeshed_cohort);
+} es_cohorts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_PORTS);
+	__type(key, __u32);
+	__type(value, __u64);
 } es_conns SEC(".maps");
 
 struct {

@@ -224,17 +224,22 @@ static __always_inline int reset_both_ends(struct __sk_buff *skb,
 	return 0;
 }
 
-/* The classes at their in-flight cap, a bit each: the socket lookup, the
- * filter's dearest step, is paid only while one is (a lookup per class
- * instead). */
-static __always_inline __u32 classes_at_cap(const struct edgeshed_policy_set *set)
+/* The classes at their in-flight cap or with their queue gate shut, a bit
+ * each (*gated: those of the gate alone): the socket lookup, the filter's
+ * dearest step, is paid only while one is (a lookup per class instead). */
+static __always_inline __u32 classes_at_cap(const struct edgeshed_policy_set *set,
+					    __u64 now, __u32 *gated)
 {
 	__u32 c, mask = 0;
 
 #pragma unroll
 	for (c = 0; c < EDGESHED_NUM_CLASSES; c++) {
-		if (at_cap(&es_inflight_cls, c, set->cls[c].inflight_cap))
+		if (at_cap(&es_inflight_cls, c, set->cls[c].inflight_cap)) {
 			mask |= 1u << c;
+		} else if (queue_gate_shut(c, &set->cls[c], now)) {
+			mask |= 1u << c;
+			*gated |= 1u << c;
+		}
 	}
 	return mask;
 }
@@ -271,7 +276,7 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	struct edgeshed_policy_set *set;
 	struct edgeshed_port *port;
 	struct admission a = { .proto = EDGESHED_PROTO_TCP };
-	__u32 key, at_cap_mask;
+	__u32 key, at_cap_mask, gated = 0;
 	int class_id;
 
 	if (read_data_segment(skb, &seg))
@@ -289,13 +294,15 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	set = active_policy(a.ctl);
 	if (!set)
 		return TC_ACT_UNSPEC;
-	at_cap_mask = classes_at_cap(set);
+	at_cap_mask = classes_at_cap(set, a.now, &gated);
 	if (!at_cap_mask)
 		return TC_ACT_UNSPEC;
 	class_id = new_request_class(skb, &seg);
 	if (class_id < 0 || class_id >= EDGESHED_NUM_CLASSES ||
 	    !(at_cap_mask & (1u << class_id)))
 		return TC_ACT_UNSPEC;
+	if (gated & (1u << class_id))
+		a.s->global[EDGESHED_GCTR_QUEUE_GATE]++;
 	if (a.cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(a.s, a.proto, class_id,
 			    EDGESHED_CTR_WOULD_REFUSE_REQUEST);

@@ -8,6 +8,7 @@
 #include "counters.bpf.h"
 #include "maps.bpf.h"
 #include "parse.bpf.h"
+#include "queue_age.bpf.h"
 
 #define FRAC_MASK (EDGESHED_FRAC_ONE - 1)
 
@@ -91,6 +92,18 @@ static __always_inline int at_inflight_cap(__u32 class_id,
 	       at_cap(&es_conns_cls, class_id, pol->conn_cap);
 }
 
+/* The class's queue gate is shut (queue_age.bpf.h), counted apart: a shed
+ * at the cap that the cap alone would not have made. */
+static __always_inline int at_queue_gate(__u32 class_id,
+					 const struct edgeshed_class_policy *pol,
+					 __u64 now)
+{
+	if (!queue_gate_shut(class_id, pol, now))
+		return 0;
+	global_count(EDGESHED_GCTR_QUEUE_GATE);
+	return 1;
+}
+
 /* The policy set the controller published last. */
 static __always_inline struct edgeshed_policy_set *
 active_policy(const struct edgeshed_control *ctl)
@@ -110,7 +123,8 @@ static __always_inline int shed_reason(__u32 class_id,
 				       const struct edgeshed_pkt *pkt, __u64 now,
 				       int with_cap)
 {
-	if (with_cap && at_inflight_cap(class_id, pol))
+	if (with_cap && (at_inflight_cap(class_id, pol) ||
+			 at_queue_gate(class_id, pol, now)))
 		return EDGESHED_REASON_CAP;
 	if (shed_by_fraction(cfg, ctl, pkt, pol->shed_frac))
 		return EDGESHED_REASON_FRAC;

@@ -68,7 +68,7 @@ inline constexpr auto kGlobalCounters = table<EDGESHED_NUM_GLOBAL_COUNTERS>(
     "unparsed", "fragment", "unprotected", "no_policy", "rst_failed", "events_lost",
     "rst_not_unicast", "rst_not_to_host", "shed_fragment", "too_deep", "shed_too_deep",
     "bad_checksum", "rst_reflect_limited", "quic_undersized", "request_rst_failed", "transit",
-    "rst_vlan_unknown");
+    "rst_vlan_unknown", "queue_gate");
 // law::Level (law/types.h derives kNumLevels and kAllLevels from it).
 inline constexpr auto kLevels = table<4>("normal", "elevated", "high", "critical");
 // law::PolicyAction: a [policy] rule's `action`

@@ -58,7 +58,9 @@ std::string to_json_text(const LearntState& state) {
         {"inflight", k.inflight},
         {"rate", k.rate},
         {"peak_inflight", k.peak_inflight},
-        {"readings", k.readings}}},
+        {"readings", k.readings},
+        {"tail_seconds", k.tail_seconds},
+        {"low_seconds", k.low_seconds}}},
   };
   return j.dump(2) + "\n";
 }
@@ -87,6 +89,9 @@ Result<LearntState> parse_learnt_state(const std::string& text) {
     state.knowledge.rate = c.at("rate").get<double>();
     state.knowledge.peak_inflight = c.at("peak_inflight").get<uint32_t>();
     state.knowledge.readings = c.at("readings").get<uint64_t>();
+    // Files of earlier versions have no tail: the gate waits for this run's.
+    state.knowledge.tail_seconds = c.value("tail_seconds", 0.0);
+    state.knowledge.low_seconds = c.value("low_seconds", 0.0);
   } catch (const Json::exception& e) {
     return Error{std::string("malformed: ") + e.what()};
   }
@@ -94,6 +99,10 @@ Result<LearntState> parse_learnt_state(const std::string& text) {
   if (!std::isfinite(k.floor_seconds) || k.floor_seconds <= 0.0 || !std::isfinite(k.rate) ||
       k.rate <= 0.0) {
     return Error{"malformed: the floor and the rate must be positive"};
+  }
+  if (!std::isfinite(k.tail_seconds) || k.tail_seconds < 0.0 || !std::isfinite(k.low_seconds) ||
+      k.low_seconds < 0.0) {
+    return Error{"malformed: the tail and the low quantile must be positive times, or 0"};
   }
   return state;
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -249,6 +250,23 @@ std::string render_metrics(const MetricsSnapshot& s) {
     w.sample("edgeshed_inflight")
         .labels({{"class", names::name_of(c)}})
         .value(s.inflight[law::index_of(c)]);
+  }
+  w.family("edgeshed_inflight_age_seconds", "gauge",
+           "Mean age of the requests in service of each class: a queue shows here before its "
+           "requests are answered.");
+  for (auto c : law::kAllClasses) {
+    const uint64_t count = s.inflight[law::index_of(c)];
+    w.sample("edgeshed_inflight_age_seconds")
+        .labels({{"class", names::name_of(c)}})
+        .value(count ? static_cast<double>(s.inflight_age_ns[law::index_of(c)]) / count / 1e9 : 0.0);
+  }
+  w.family("edgeshed_queue_gate_age_seconds", "gauge",
+           "Age past which most requests of a class still in service shed its new connections "
+           "(the queue gate); 0 when none.");
+  for (auto c : law::kAllClasses) {
+    w.sample("edgeshed_queue_gate_age_seconds")
+        .labels({{"class", names::name_of(c)}})
+        .value(std::chrono::duration<double>(s.policies[law::index_of(c)].queue_age).count());
   }
   w.family("edgeshed_connections", "gauge",
            "Established connections of each class on the protected ports.");

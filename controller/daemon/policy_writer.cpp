@@ -1,7 +1,9 @@
 #include "daemon/policy_writer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
 
 namespace edgeshed::daemon {
 
@@ -16,6 +18,12 @@ edgeshed_class_policy to_abi(const law::ClassPolicy& p) {
   if (p.tokens_per_sec != law::kUnlimited && p.tokens_per_sec != 0) {
     out.tokens_per_sec = p.tokens_per_sec;
     out.burst = p.burst == law::kUnlimited ? p.tokens_per_sec : std::max<uint32_t>(p.burst, 1);
+  }
+  if (p.queue_age.count() > 0) {
+    // Rounded up: 0 would mean no gate.
+    const auto us = std::chrono::ceil<std::chrono::microseconds>(p.queue_age).count();
+    out.queue_age_us = static_cast<uint32_t>(
+        std::min<int64_t>(us, std::numeric_limits<uint32_t>::max()));
   }
   return out;
 }

@@ -87,6 +87,7 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
     for (size_t c = 0; c < law::kNumClasses; ++c) {
       m->inflight[c] = (*o.dataplane.inflight)[c];
       m->connections[c] = o.dataplane.connections[c];
+      m->inflight_age_ns[c] = o.dataplane.inflight_age_ns[c];
     }
   }
   const auto now = steady_.now();

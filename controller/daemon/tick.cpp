@@ -107,6 +107,8 @@ DataplaneSnapshot Tick::read_dataplane() const {
         live.inflight[c] = std::max(live.inflight[c], counts->inflight[c]);
         live.peak_inflight[c] = std::max(live.peak_inflight[c], counts->peak_inflight[c]);
         live.connections[c] = std::max(live.connections[c], counts->connections[c]);
+        live.inflight_age_ns[c] = std::max(live.inflight_age_ns[c], counts->inflight_age_ns[c]);
+        live.queued[c] = live.queued[c] || counts->queued[c];
       }
     }
     auto s = dataplane_.read_stats(i);
@@ -121,6 +123,8 @@ DataplaneSnapshot Tick::read_dataplane() const {
     snap.inflight = live.inflight;
     snap.peak_inflight = live.peak_inflight;
     snap.connections = live.connections;
+    snap.inflight_age_ns = live.inflight_age_ns;
+    snap.queued = live.queued;
   }
   if (snap.stats) snap.stats = stats;
   return snap;
@@ -176,6 +180,8 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
   } else if (auto input = latency_.limit_input()) {
     // The kernel's response time, when no signal was named for the limit.
     in.latency_seconds = input->p90_s;
+    in.tail_latency_seconds = input->p99_s;
+    in.low_latency_seconds = input->p10_s;
     in.completions = input->last_tick_count;
   } else if (latency_.snapshot()) {
     in.completions = 0;  // read, and nothing completed in the window
@@ -185,6 +191,7 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
     for (size_t c = 0; c < law::kNumClasses; ++c) {
       in.inflight[c] = static_cast<uint32_t>((*counts)[c]);
       in.peak_inflight[c] = static_cast<uint32_t>(snapshot_.peak_inflight[c]);
+      in.queued[c] = snapshot_.queued[c];
     }
   } else {
     report("inflight", counts.error().message, now, errors);
@@ -199,6 +206,8 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
       in.sheds[c] += stats->cls[c][EDGESHED_CTR_REQUEST_REFUSED] -
                      last_stats_.cls[c][EDGESHED_CTR_REQUEST_REFUSED];
     }
+    in.gate_sheds = stats->global[EDGESHED_GCTR_QUEUE_GATE] -
+                    last_stats_.global[EDGESHED_GCTR_QUEUE_GATE];
     last_stats_ = *stats;
   } else {
     report("stats", stats.error().message, now, errors);

@@ -13,10 +13,17 @@
 #include "common/stats.h"
 #include "dataplane/errno_message.h"
 #include "dataplane/map_fd.h"
+#include "dataplane/map_io.h"
 #include "dataplane/skeleton.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed {
+
+using map_io::lookup;
+using map_io::lookup_all;
+using map_io::lookup_batch;
+using map_io::update;
+
 namespace {
 
 constexpr uint32_t kZero = 0;
@@ -28,51 +35,6 @@ edgeshed_rate derive_rate(const edgeshed_class_policy& pol) {
   if (pol.tokens_per_sec == 0) return {};
   const uint64_t interval = kNsPerSec / pol.tokens_per_sec;
   return {interval, interval * (std::max<uint64_t>(pol.burst, 1) - 1)};
-}
-
-template <class T>
-Status lookup(const Fd& fd, const void* key, T* value, const char* what) {
-  if (bpf_map_lookup_elem(fd.get(), key, value)) {
-    return make_error(std::string("cannot read ") + what + ": " + errno_text(errno));
-  }
-  return {};
-}
-
-// Up to values.size() entries of a map from its first key, in one syscall;
-// how many it read. ENOENT only says the walk reached the end.
-template <class T>
-Result<uint32_t> lookup_batch(const Fd& fd, std::span<uint32_t> keys, std::span<T> values,
-                              const char* what) {
-  __u32 count = static_cast<__u32>(values.size());
-  __u32 out_batch = 0;
-  bpf_map_batch_opts opts{};
-  opts.sz = sizeof(opts);
-  if (bpf_map_lookup_batch(fd.get(), nullptr, &out_batch, keys.data(), values.data(), &count,
-                           &opts) != 0 &&
-      errno != ENOENT) {
-    return make_error(std::string("cannot read ") + what + ": " + errno_text(errno));
-  }
-  return count;
-}
-
-// Every entry of an array map; it walks in key order, so values[i] is key i's.
-template <class T, size_t N>
-Status lookup_all(const Fd& fd, std::array<T, N>& values, const char* what) {
-  std::array<uint32_t, N> keys{};
-  auto count = lookup_batch(fd, std::span<uint32_t>(keys), std::span<T>(values), what);
-  if (!count) return count.error();
-  if (*count != N) {
-    return make_error(std::string(what) + ": read " + std::to_string(*count) + " entries of " +
-                      std::to_string(N));
-  }
-  return {};
-}
-
-Status update(const Fd& fd, const void* key, const void* value, const char* what) {
-  if (bpf_map_update_elem(fd.get(), key, value, BPF_ANY)) {
-    return make_error(std::string("cannot write ") + what + ": " + errno_text(errno));
-  }
-  return {};
 }
 
 }  // namespace
@@ -98,6 +60,9 @@ Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
       {&m.inflight_peak_, skel->maps.es_inflight_peak},
       {&m.conns_, skel->maps.es_conns},
       {&m.conns_cls_, skel->maps.es_conns_cls},
+      {&m.since_, skel->maps.es_inflight_since},
+      {&m.since_cls_, skel->maps.es_inflight_since_cls},
+      {&m.cohorts_, skel->maps.es_cohorts},
       {&m.latency_, skel->maps.es_latency},
       {&m.latency_ports_, skel->maps.es_latency_ports},
   };
@@ -138,6 +103,9 @@ Result<Maps> Maps::open_pinned(const std::string& dir) {
       {&m.inflight_peak_, "es_inflight_peak"},
       {&m.conns_, "es_conns"},
       {&m.conns_cls_, "es_conns_cls"},
+      {&m.since_, "es_inflight_since"},
+      {&m.since_cls_, "es_inflight_since_cls"},
+      {&m.cohorts_, "es_cohorts"},
       {&m.latency_, "es_latency"},
       {&m.latency_ports_, "es_latency_ports"},
   };
@@ -423,6 +391,12 @@ Result<LiveCounts> Maps::take_live_counts() const {
   for (size_t c = 0; c < live.peak_inflight.size(); ++c) {
     live.peak_inflight[c] = std::max((*peaks)[c], live.inflight[c]);
   }
+  auto ages = read_inflight_ages(live.inflight);
+  if (!ages) return ages.error();
+  live.inflight_age_ns = *ages;
+  auto queued = read_queue_evidence();
+  if (!queued) return queued.error();
+  live.queued = *queued;
   return live;
 }
 

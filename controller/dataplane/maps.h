@@ -33,6 +33,10 @@ struct LiveCounts {
   ClassCounts inflight{};       // requests in service: what the caps limit
   ClassCounts peak_inflight{};  // the most at once since the last read
   ClassCounts connections{};    // established connections
+  ClassCounts inflight_age_ns{};  // the sum of the ages of those in service
+  // The queue gate's evidence now (abi.h, es_cohorts), for the classes
+  // whose active policy has a gate.
+  std::array<bool, EDGESHED_NUM_CLASSES> queued{};
 };
 
 class Maps {
@@ -79,7 +83,15 @@ class Maps {
   // Established connections (es_conns).
   Result<ClassCounts> read_connection_classes() const;
   Result<uint64_t> read_connection_port(uint16_t port) const;
-  // All three per class; takes the peaks (so, once a tick: the daemon's).
+  // The sum of the ages of the requests in service per class (abi.h,
+  // es_inflight_since_cls), for the counts `inflight` read just before.
+  Result<ClassCounts> read_inflight_ages(const ClassCounts& inflight) const;
+  // The same for one port's requests in service.
+  Result<uint64_t> read_inflight_age_port(uint16_t port) const;
+  // Per class, whether its queue gate would shut now (the data plane's
+  // test, queue_age.bpf.h, on the cohorts of the active policy's age).
+  Result<std::array<bool, EDGESHED_NUM_CLASSES>> read_queue_evidence() const;
+  // All of them per class; takes the peaks (so, once a tick: the daemon's).
   Result<LiveCounts> take_live_counts() const;
 
   // Cumulative latency histograms (both measures) of each protected port
@@ -97,6 +109,7 @@ class Maps {
   Fd config_, control_, policy_, ports_, src4_, src6_, stats_, inflight_, inflight_cls_,
       inflight_peak_;
   Fd conns_, conns_cls_;
+  Fd since_, since_cls_, cohorts_;
   Fd latency_, latency_ports_;
 };
 

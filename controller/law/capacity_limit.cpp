@@ -28,6 +28,8 @@ constexpr std::size_t kSustainedTicks = 5;
 constexpr double kBurstGrowth = 1.25;
 // Share of the way the floor follows a lasting rise per tick, without overload.
 constexpr double kFloorRise = 0.02;
+// The queue gate's age over the healthy p99 (queue_age()).
+constexpr double kQueueAgeFactor = 1.5;
 }  // namespace
 
 CapacityLimit::CapacityLimit(const CapacityLimitConfig& config)
@@ -45,7 +47,22 @@ std::optional<Knowledge> CapacityLimit::knowledge() const {
   k.rate = estimate_ / *floor_;
   k.peak_inflight = std::max(k.inflight, open_start_.healthy_peak());
   k.readings = open_start_.readings();
+  if (const auto age = queue_age()) {
+    k.tail_seconds = std::chrono::duration<double>(*age).count() / kQueueAgeFactor;
+  }
+  k.low_seconds = open_start_.low().value_or(0.0);
   return k;
+}
+
+std::optional<std::chrono::nanoseconds> CapacityLimit::queue_age() const {
+  const std::optional<double> tail = unproven_ ? open_start_.tail() : proven_tail_;
+  if (!tail) return std::nullopt;
+  double slower = 1.0;
+  if (!unproven_ && floor_confirmed() && floor_ && proven_floor_ && *proven_floor_ > 0.0) {
+    slower = std::max(1.0, *floor_ / *proven_floor_);
+  }
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(kQueueAgeFactor * *tail * slower));
 }
 
 uint32_t CapacityLimit::limit() const {
@@ -54,10 +71,15 @@ uint32_t CapacityLimit::limit() const {
 
 uint32_t CapacityLimit::update(const LimitSample& sample) {
   if (unproven_) {
+    // Before the proof drops the ticks of the queue's growth, which a tail
+    // of a second or two of healthy ticks would go with.
+    const std::optional<double> tail = open_start_.tail();
     const std::optional<double> start = open_start_.prove(sample);
     if (!start) return limit();
     estimate_ = *start;
     unproven_ = false;
+    proven_tail_ = tail;
+    proven_floor_ = open_start_.start_floor();
   }
   const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&
                         *sample.latency_seconds > 0.0;

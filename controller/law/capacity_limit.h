@@ -103,6 +103,13 @@ class CapacityLimit final : public LimitAlgorithm {
   // healthy to step 0 and must not be kept.
   std::optional<Knowledge> knowledge() const override;
   void warm_start(const Knowledge& knowledge) override { open_start_.warm_start(knowledge); }
+  // The queue gate's age: kQueueAgeFactor x the response time's p99 while
+  // healthy, once learnt (this run's healthy ticks, or a warm start a tick
+  // agreed with); scaled up with the floor when a probe confirms that the
+  // service got slower since. Long enough that a heavy tail, which queues
+  // now and then for its long requests, never holds most of a cohort past
+  // it; short enough that a queue does within a few service times.
+  std::optional<std::chrono::nanoseconds> queue_age() const override;
 
  private:
   struct Probe {
@@ -154,6 +161,9 @@ class CapacityLimit final : public LimitAlgorithm {
   bool unproven_;
   // Step 0, while unproven.
   OpenStart open_start_;
+  // When the queue was proven: the healthy p99 and the floor beside it.
+  std::optional<double> proven_tail_;
+  std::optional<double> proven_floor_;
 };
 
 }  // namespace edgeshed::law

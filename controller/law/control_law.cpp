@@ -27,7 +27,10 @@ void LevelControlLaw::reconfigure(const ControlLawConfig& config) {
 LimitSample LevelControlLaw::limit_sample(const TickInputs& inputs, std::chrono::nanoseconds now) {
   LimitSample sample;
   sample.latency_seconds = inputs.latency_seconds;
+  sample.tail_latency_seconds = inputs.tail_latency_seconds;
+  sample.low_latency_seconds = inputs.low_latency_seconds;
   sample.completions = inputs.completions;
+  sample.queue_seen = inputs.gate_sheds > 0;
   if (last_tick_ && now > *last_tick_) sample.interval = now - *last_tick_;
   last_tick_ = now;
   // The limit learns from the traffic it governed since the last decision;
@@ -38,6 +41,7 @@ LimitSample LevelControlLaw::limit_sample(const TickInputs& inputs, std::chrono:
     if (!any_limited || limited_classes_[index_of(traffic_class)]) {
       sample.inflight += inputs.inflight[index_of(traffic_class)];
       sample.peak_inflight += inputs.peak_inflight[index_of(traffic_class)];
+      sample.queue_seen = sample.queue_seen || inputs.queued[index_of(traffic_class)];
     }
   }
   sample.sheds = std::accumulate(inputs.sheds.begin(), inputs.sheds.end(), uint64_t{0});
@@ -66,6 +70,13 @@ void LevelControlLaw::choose_policies(Decision& decision) {
     decision.class_pinned[index_of(traffic_class)] = true;
     if (pin->inflight_cap) limited_classes_[index_of(traffic_class)] = false;
   }
+  // The gate goes with the adaptive limit: a fixed cap or a pin is the
+  // operator's, and a class it does not cap is not its to shed.
+  for (TrafficClass traffic_class : kAllClasses) {
+    if (limited_classes_[index_of(traffic_class)] && decision.queue_age) {
+      decision.policies[index_of(traffic_class)].queue_age = *decision.queue_age;
+    }
+  }
   // Pins cannot take the critical class under its floor either.
   ClassPolicy& critical = decision.policies[index_of(TrafficClass::kCritical)];
   critical = apply_critical_floor(critical, config_.critical_floor);
@@ -80,6 +91,7 @@ Decision LevelControlLaw::tick(const TickInputs& inputs) {
   decision.adaptive_limit = limit_->update(limit_sample(inputs, now));
   decision.adaptive_limit_open = limit_->open();
   decision.limit_knowledge = limit_->knowledge();
+  decision.queue_age = limit_->queue_age();
 
   const PressureSummary summary = summarize_pressure(inputs.signals);
   decision.pressure = summary.pressure;

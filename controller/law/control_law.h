@@ -58,11 +58,19 @@ struct TickInputs {
   // For the limit algorithm: responses completed since the last tick, if
   // measured. Needed by the capacity limit only.
   std::optional<uint64_t> completions;
+  // For the capacity limit: the response time's p99 and p10 over the same
+  // window.
+  std::optional<double> tail_latency_seconds;
+  std::optional<double> low_latency_seconds;
   std::array<uint32_t, kNumClasses> inflight{};
   // Per class, the most in flight at once since the last tick; 0 when not
   // measured.
   std::array<uint32_t, kNumClasses> peak_inflight{};
   std::array<uint64_t, kNumClasses> sheds{};  // since the last tick
+  // Per class, the queue gate's evidence held at the tick; and the gate's
+  // sheds (and would-sheds) since the last tick, all classes.
+  std::array<bool, kNumClasses> queued{};
+  uint64_t gate_sheds = 0;
 };
 
 struct Decision {
@@ -77,6 +85,9 @@ struct Decision {
   std::array<ClassPolicy, kNumClasses> policies;
   uint32_t adaptive_limit = 0;
   bool adaptive_limit_open = false;  // no queue seen yet: the limit binds nowhere
+  // The queue gate's age, for the classes the adaptive limit caps; empty:
+  // no gate (nothing learnt of the service's response time yet).
+  std::optional<std::chrono::nanoseconds> queue_age;
   // What the limit learnt of the service (status, and the state directory).
   std::optional<Knowledge> limit_knowledge;
   bool all_stale = false;

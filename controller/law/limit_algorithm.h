@@ -31,6 +31,15 @@ struct LimitSample {
   std::optional<uint64_t> completions;
   // Time since the last tick (the tick interval); zero when not known.
   std::chrono::nanoseconds interval{0};
+  // The response time's p99 over the window of latency_seconds: what the
+  // queue gate's age is learnt from. Empty when not measured.
+  std::optional<double> tail_latency_seconds;
+  // Its p10: in the first responses of a run, those that did not queue,
+  // which confirm a warm start's knowledge.
+  std::optional<double> low_latency_seconds;
+  // The queue gate saw a queue in the requests still in service: its
+  // evidence held at the tick, or it shed since the last one.
+  bool queue_seen = false;
 };
 
 // What a limit learnt of a service while it did not queue: kept across
@@ -42,6 +51,8 @@ struct Knowledge {
   double rate = 0.0;           // completions per second then
   uint32_t peak_inflight = 0;  // the most in service seen while healthy
   uint64_t readings = 0;       // ticks it was learnt from
+  double tail_seconds = 0.0;   // the response time's p99 then; 0: not learnt
+  double low_seconds = 0.0;    // and its p10; 0: not learnt
 
   bool operator==(const Knowledge&) const = default;
 };
@@ -60,6 +71,9 @@ class LimitAlgorithm {
   // Before the first update: knowledge from an earlier run of the same
   // service. Algorithms that learn nothing ignore it.
   virtual void warm_start(const Knowledge& /*knowledge*/) {}
+  // The age of requests in service past which a queue is evidence for the
+  // data plane's queue gate; empty: no gate.
+  virtual std::optional<std::chrono::nanoseconds> queue_age() const { return std::nullopt; }
 };
 
 enum class LimitAlgorithmKind { kStatic, kAimd, kGradient, kCapacity };

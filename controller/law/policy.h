@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -20,6 +21,9 @@ struct ClassPolicy {
   uint32_t inflight_cap = kUnlimited;  // max established connections of the class
   uint32_t tokens_per_sec = kUnlimited;
   uint32_t burst = kUnlimited;  // token bucket depth; meaningless when unlimited
+  // The queue gate (abi.h): new connections are shed while most requests
+  // that entered service this long ago are still in service; 0: no gate.
+  std::chrono::nanoseconds queue_age{0};
 
   bool operator==(const ClassPolicy&) const = default;
 };

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 14
+#define EDGESHED_ABI_VERSION 15
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -159,6 +159,10 @@ enum edgeshed_global_counter {
 	 * driver cannot tell: dropped, since its RST would leave untagged, on
 	 * the native VLAN. */
 	EDGESHED_GCTR_RST_VLAN_UNKNOWN,
+	/* New connections (and requests refused on open connections) shed by
+	 * a class's queue gate rather than its in-flight cap; counted as the
+	 * cap's too (shed_cap, would_shed_cap, request_refused). */
+	EDGESHED_GCTR_QUEUE_GATE,
 	EDGESHED_NUM_GLOBAL_COUNTERS,
 };
 
@@ -291,7 +295,11 @@ struct edgeshed_class_policy {
 	__u32 tokens_per_sec; /* new connections/s; 0: no rate limit */
 	__u32 burst;	      /* token bucket depth */
 	__u32 conn_cap;	      /* established connections; 0: no cap */
-	__u32 _pad;
+	/* The queue gate: while most of the class's requests that entered
+	 * service this long ago (microseconds) are still in service, its new
+	 * connections are shed as at the in-flight cap (see es_cohorts);
+	 * 0: no gate. */
+	__u32 queue_age_us;
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_class_policy) == 24,
 		    "class policy ABI");
@@ -409,7 +417,78 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 4, "destination ABI");
  *    the accept queue, until the server is done with them.
  *  - es_inflight_peak (per class only): the most requests in service at
  *    once since the controller last reset it to 0.
+ *  - es_inflight_since, es_inflight_since_cls: the sum of the times
+ *    (bpf_ktime_get_ns()) at which the requests now in service entered it,
+ *    modulo 2^64. count x now - sum is the sum of their ages, exact as long
+ *    as that fits in 64 bits (584 years of requests).
  */
+
+/*
+ * The queue gate's evidence (es_cohorts): per class, a ring of
+ * EDGESHED_COHORT_SLICES cohorts, the requests that entered service in one
+ * slice of time, while the class's policy has a queue_age_us. A slice is
+ * 2^shift ns, shift = edgeshed_cohort_shift(queue_age), between an eighth
+ * and a quarter of that age, so that the two slices just older than it hold
+ * requests of ages between 1x and 1.5x of it. The data plane reads the two:
+ * with at least EDGESHED_COHORT_MIN_ARRIVED requests, more than half still
+ * in service means that the median request now waits longer than the age,
+ * which is the gate's evidence of a queue, seen before those requests are
+ * answered.
+ */
+#define EDGESHED_COHORT_SLICES 16
+#define EDGESHED_COHORT_MIN_ARRIVED 4
+
+struct edgeshed_cohort {
+	__u64 slice;   /* entry time >> shift of its requests */
+	__u32 arrived; /* requests that entered service in the slice */
+	__s32 open;    /* of those, still in service */
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_cohort) == 16, "cohort ABI");
+
+/* floor(log2(age_ns / 4)): a slice of a quarter of the age at the most. */
+static inline __u32 edgeshed_cohort_shift(__u64 age_ns)
+{
+	__u64 v = age_ns >> 2;
+	__u32 r = 0;
+
+	if (v >> 32) {
+		v >>= 32;
+		r += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >> 1)
+		r += 1;
+	return r;
+}
+
+/* The newer of the two slices the evidence reads at `now`: every request
+ * in it entered service more than age_ns ago. */
+static inline __u64 edgeshed_cohort_due(__u64 now, __u64 age_ns)
+{
+	return ((now - age_ns) >> edgeshed_cohort_shift(age_ns)) - 1;
+}
+
+/* The evidence of a queue in the two slices' counts, summed. */
+static inline int edgeshed_cohorts_queued(__u32 arrived, __s32 open)
+{
+	return arrived >= EDGESHED_COHORT_MIN_ARRIVED && open > 0 &&
+	       (__u32)open * 2 > arrived;
+}
 
 /*
  * Records the accept-queue iterator (iter/tcp) writes, one per socket of a

@@ -404,7 +404,7 @@ case_row() {
 	echo "$server $ms $client $ld $start $setup $ok $shed $lost $p50 $p99 $settled $good $pct $shedp99 $st $cpu $stepf" \
 		"$near $conns $(before_near_pct "$out/runs/$id.csv" "$near") $(retry_figures "$out/runs/$id.csv")" \
 		"$(drop_figures "$out/runs/$id.status.json") ${drops:--} $(jq -r '.start_lag_ms.p99 // "-"' "$out/runs/$id.json")" \
-		"$(reclaimed_figure "$out/runs/$id.status.json") ${read_lost:--}"
+		"$(reclaimed_figure "$out/runs/$id.status.json") ${read_lost:--} $(csv_onset "$out/runs/$id.csv" "$ms")"
 }
 
 # --- the matrix --------------------------------------------------------------
@@ -455,8 +455,8 @@ for c in "${cases[@]}"; do
 	fi
 	row=$(case_row "$id" $c)
 	echo "$row" >>"$out/rows"
-	awk '{ printf "ok %5s shed %5s lost %5s p50 %7s p99 %8s ms (from 2 s %s) %7s/s %4s%% refusal p99 %6s ms limit %s server p99 %s cpu %s%%\n",
-		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19 }' <<<"$row"
+	awk '{ printf "ok %5s shed %5s lost %5s p50 %7s p99 %8s ms (from 2 s %s) %7s/s %4s%% refusal p99 %6s ms limit %s server p99 %s cpu %s%% first shed %s ms over 1.5x %s%%\n",
+		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19, $(NF - 1), $NF }' <<<"$row"
 done
 
 # --- cost at COST_RATE requests/s --------------------------------------------------
@@ -546,8 +546,8 @@ fi
 header=(server "S ms" client load start setup ok shed lost "p50 ms" "p99 ms" "p99 from 2 s" "done/s" "% cap"
 	"refusal p99 ms" "limit min/med/max" "top level" "server p99 ms" "cpu %" "halved p99 ms" "settle ms" "recover ms"
 	"limit near ms" connections "% before near" "SYN retried" "p99 first SYN" "sheds dropped" "at reflect limit"
-	"listen drops" "client lag p99 ms" reclaimed "read and lost")
-fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s %6s\n'
+	"listen drops" "client lag p99 ms" reclaimed "read and lost" "first shed ms" "% over 1.5x S")
+fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8s %5s %8s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s %6s %6s %6s\n'
 {
 	echo "Server matrix: $W slots x S ms; capacity measured (1.5x nominal for 2 s, throughput between first and last answer)"
 	echo "$measured"
@@ -579,7 +579,9 @@ fmt='%-9s %4s %-4s %5s %-4s %-9s %6s %6s %5s %8s %8s %8s %8s %5s %8s %14s %9s %8
 	echo "drops: SYNs the server's kernel dropped (TcpExt ListenDrops: accept queue full); client lag: how late"
 	echo "loadgen started its requests (p99), a measure of the client's own delays on this host; reclaimed: idle"
 	echo "connections the data plane aborted (keepalive = \"refuse\"); read and lost: requests the server read and"
-	echo "could not answer (the eager and threaded servers count them; - for the others)."
+	echo "could not answer (the eager and threaded servers count them; - for the others); first shed: when the first"
+	echo "refused request started, ms into the load (- for none); % over 1.5x S: of the admitted, those that took"
+	echo "over 1.5x the service time."
 } | tee "$out/table.txt"
 {
 	echo "| server | S ms | capacity/s | cpu % | idle p99 ms |"

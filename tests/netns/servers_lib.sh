@@ -319,6 +319,17 @@ csv_figures() {
 		}' "$1"
 }
 
+# csv_onset CSV SERVICE_MS: "FIRST_SHED_MS OVER_PCT": when the first refused
+# request started (ms since loadgen's start; "-": none), and the share of the
+# admitted (ok) that took over 1.5x SERVICE_MS, in percent.
+csv_onset() {
+	gawk -F, -v s="$2" '
+		NR == 1 { next }
+		$3 == "ok" { n++; if ($4 > 1.5 * s) over++; next }
+		$3 == "refused" && (first == "" || $1 < first) { first = $1 }
+		END { printf "%s %.1f\n", first == "" ? "-" : sprintf("%.0f", first), n ? over * 100 / n : 0 }' "$1"
+}
+
 # csv_p99_from CSV FROM_MS: admitted p99 (ms, nearest rank) of the ok
 # requests started at FROM_MS (since loadgen's start) or later; "-" for none.
 csv_p99_from() {

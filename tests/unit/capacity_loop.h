@@ -56,9 +56,16 @@ class Loop {
       sample.now = std::chrono::duration_cast<nanoseconds>(tick.now);
       sample.completions = tick.completions;
       sample.interval = std::chrono::duration_cast<nanoseconds>(tick.interval);
+      sample.tail_latency_seconds = tick.tail_seconds;
+      sample.low_latency_seconds = tick.low_seconds;
+      sample.queue_seen = tick.queued || tick.gate_sheds > 0;
       const bool unproven = limit_.open();
       const uint32_t next = limit_.update(sample);
       if (unproven && !limit_.open()) proven_at_ = tick.now.count();
+      if (gate_) {
+        const auto age = limit_.queue_age();
+        service_.set_queue_age(age ? std::optional<Seconds>(*age) : std::nullopt);
+      }
       return next;
     });
   }
@@ -76,7 +83,7 @@ class Loop {
       limit_sum += tick.limit;
       ++ticks;
     }
-    const double capacity = unloaded.workers / unloaded.service_time.count();
+    const double capacity = SimService(unloaded).capacity_per_second();
     f.goodput = completions / (to - from) / capacity;
     f.mean_limit = ticks > 0 ? limit_sum / ticks : 0.0;
     f.p99_ratio = sim::latency_quantile(service_.completions(), from, to, 0.99) /
@@ -87,6 +94,8 @@ class Loop {
 
   // Before run(): what an earlier run learnt.
   void warm_start(const Knowledge& knowledge) { limit_.warm_start(knowledge); }
+  // Before run(): the data plane without its queue gate (the limit alone).
+  void without_gate() { gate_ = false; }
 
   SimService& service() { return service_; }
   const CapacityLimit& limit() const { return limit_; }
@@ -97,6 +106,7 @@ class Loop {
   SimService service_;
   CapacityLimit limit_;
   std::optional<double> proven_at_;  // seconds: when step 0 ended
+  bool gate_ = true;
 };
 
 inline SimConfig service(uint32_t workers, double service_ms, ServiceTimes times, double load,
@@ -113,7 +123,15 @@ inline SimConfig service(uint32_t workers, double service_ms, ServiceTimes times
 }
 
 inline const char* times_name(ServiceTimes times) {
-  return times == ServiceTimes::kFixed ? "fixed" : "exp";
+  switch (times) {
+    case ServiceTimes::kFixed:
+      return "fixed";
+    case ServiceTimes::kExponential:
+      return "exp";
+    case ServiceTimes::kBimodal:
+      return "bimodal";
+  }
+  return "?";
 }
 
 inline void record(const std::string& name, const Figures& f) {

@@ -165,6 +165,55 @@ TEST_F(ControlLawTest, AfterFailOpenEscalationNeedsFreshEvidence) {
   EXPECT_EQ(tick(1.5).level, Level::kHigh);
 }
 
+// --- the queue gate
+
+// A service seen healthy for a few seconds teaches its p99: the classes the
+// adaptive limit caps get the gate at 1.5x of it, the others none, nor a
+// class an operator pinned to a cap of their own.
+TEST_F(ControlLawTest, TheQueueGateGoesWithTheAdaptiveLimit) {
+  config_.policy = default_policy_table(kUnlimited, /*cap_below_high=*/true);
+  TickInputs healthy = inputs({reading("load", 0.1)});
+  healthy.latency_seconds = 0.020;
+  healthy.tail_latency_seconds = 0.022;
+  healthy.low_latency_seconds = 0.020;
+  healthy.completions = 25;
+  healthy.inflight = {0, 5, 0};
+  Decision decision = tick(healthy);
+  EXPECT_FALSE(decision.queue_age.has_value()) << "nothing learnt yet";
+  for (int i = 0; i < 30; ++i) decision = tick(healthy);
+  ASSERT_TRUE(decision.queue_age.has_value());
+  EXPECT_NEAR(std::chrono::duration<double>(*decision.queue_age).count(), 0.033, 1e-6);
+  EXPECT_EQ(decision.policy(TrafficClass::kNormal).queue_age, *decision.queue_age);
+  EXPECT_EQ(decision.policy(TrafficClass::kBackground).queue_age, *decision.queue_age);
+  EXPECT_EQ(decision.policy(TrafficClass::kCritical).queue_age, nanoseconds(0));
+
+  Overrides overrides;
+  ClassPin pin;
+  pin.inflight_cap = 50u;
+  overrides.classes[index_of(TrafficClass::kNormal)] = pin;
+  law().set_overrides(overrides);
+  decision = tick(healthy);
+  EXPECT_EQ(decision.policy(TrafficClass::kNormal).queue_age, nanoseconds(0));
+  EXPECT_EQ(decision.policy(TrafficClass::kBackground).queue_age, *decision.queue_age);
+}
+
+// What the gate saw proves the queue at once: the limit is no longer open.
+TEST_F(ControlLawTest, TheGatesEvidenceProvesTheQueue) {
+  config_.policy = default_policy_table(kUnlimited, /*cap_below_high=*/true);
+  TickInputs healthy = inputs({reading("load", 0.1)});
+  healthy.latency_seconds = 0.020;
+  healthy.tail_latency_seconds = 0.022;
+  healthy.completions = 25;
+  healthy.inflight = {0, 5, 0};
+  for (int i = 0; i < 31; ++i) EXPECT_TRUE(tick(healthy).adaptive_limit_open);
+  TickInputs queued = healthy;
+  queued.inflight = {0, 14, 0};
+  queued.gate_sheds = 3;
+  const Decision decision = tick(queued);
+  EXPECT_FALSE(decision.adaptive_limit_open);
+  EXPECT_LT(decision.adaptive_limit, 1000u);
+}
+
 // --- overrides
 
 TEST_F(ControlLawTest, LevelPinWinsUntilItExpires) {

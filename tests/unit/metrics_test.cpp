@@ -24,6 +24,9 @@ MetricsSnapshot sample_snapshot() {
   s.policies[law::index_of(law::TrafficClass::kNormal)].inflight_cap = 37;
   s.policies[law::index_of(law::TrafficClass::kBackground)].admit_fraction = 0;
   s.inflight = {3, 37, 0};
+  // The normal class's 37 requests in service are 20 ms old on average.
+  s.inflight_age_ns = {0, 37 * 20'000'000ull, 0};
+  s.policies[law::index_of(law::TrafficClass::kNormal)].queue_age = std::chrono::milliseconds(33);
   s.connections = {5, 412, 0};
   s.signals.push_back({"accept_queue", "accept_queue", 0.0284, 0.02, false, 0.08});
   s.signals.push_back({"memory \"psi\"", "psi", std::nullopt, 20, true, std::nullopt});
@@ -83,7 +86,8 @@ TEST(Metrics, EveryFamilyHasHelpAndTypeBeforeItsSamples) {
   for (const char* f :
        {"edgeshed_decisions_total", "edgeshed_rst_total", "edgeshed_packets_total",
         "edgeshed_pressure_level", "edgeshed_pressure", "edgeshed_signal_value",
-        "edgeshed_signal_stale", "edgeshed_inflight", "edgeshed_connections", "edgeshed_limit",
+        "edgeshed_signal_stale", "edgeshed_inflight", "edgeshed_inflight_age_seconds",
+        "edgeshed_queue_gate_age_seconds", "edgeshed_connections", "edgeshed_limit",
         "edgeshed_level_changes_total", "edgeshed_tick_seconds", "edgeshed_build_info"}) {
     EXPECT_TRUE(types.count(f)) << f;
   }
@@ -112,6 +116,10 @@ TEST(Metrics, ValuesAndLabels) {
   has(R"(edgeshed_limit{class="critical"} +Inf)");
   has(R"(edgeshed_admit_fraction{class="background"} 0)");
   has(R"(edgeshed_inflight{class="normal"} 37)");
+  has(R"(edgeshed_inflight_age_seconds{class="normal"} 0.02)");
+  has(R"(edgeshed_inflight_age_seconds{class="critical"} 0)");
+  has(R"(edgeshed_queue_gate_age_seconds{class="normal"} 0.033)");
+  has(R"(edgeshed_queue_gate_age_seconds{class="background"} 0)");
   has(R"(edgeshed_connections{class="normal"} 412)");
   has("edgeshed_level_changes_total 4");
   has(R"(edgeshed_config_reloads_total{result="failed"} 1)");

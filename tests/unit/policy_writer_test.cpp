@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace edgeshed::daemon {
 namespace {
 
@@ -23,6 +25,17 @@ TEST(PolicyWriter, FractionsBecomeShedFractions) {
   EXPECT_EQ(to_abi(p).shed_frac, EDGESHED_FRAC_ONE);
   p.admit_fraction = 1.7;  // out of range is clamped, never negative
   EXPECT_EQ(to_abi(p).shed_frac, 0u);
+}
+
+TEST(PolicyWriter, TheQueueGatesAgeInMicrosecondsRoundedUp) {
+  law::ClassPolicy p;
+  EXPECT_EQ(to_abi(p).queue_age_us, 0u);  // no gate
+  p.queue_age = std::chrono::microseconds(33'000);
+  EXPECT_EQ(to_abi(p).queue_age_us, 33'000u);
+  p.queue_age = std::chrono::nanoseconds(1);  // never 0, which is no gate
+  EXPECT_EQ(to_abi(p).queue_age_us, 1u);
+  p.queue_age = std::chrono::hours(2);  // past the field: its largest
+  EXPECT_EQ(to_abi(p).queue_age_us, 0xffffffffu);
 }
 
 TEST(PolicyWriter, CapsAndRates) {

@@ -4,10 +4,14 @@
 #include <cmath>
 #include <limits>
 
+#include "edgeshed/abi.h"
+
 namespace edgeshed::sim {
 
 namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
+// How long the queue gate's record of entries is kept past its age.
+constexpr double kEnteredMemory = 2.0;
 
 double nearest_rank(std::vector<double>& values, double p) {
   std::sort(values.begin(), values.end());
@@ -48,13 +52,55 @@ void SimService::set_service_time(Seconds service_time) {
 }
 
 void SimService::add_backlog(uint32_t requests) {
-  for (uint32_t i = 0; i < requests; ++i) waiting_.push_back({now_});
+  for (uint32_t i = 0; i < requests; ++i) waiting_.push_back({now_, 0, enter()});
   start_waiting();
 }
 
+double SimService::mean_service_time() const {
+  if (config_.distribution != ServiceTimes::kBimodal) return service_time_;
+  return (1.0 - config_.long_share) * service_time_ +
+         config_.long_share * config_.long_time.count();
+}
+
 double SimService::draw_service_time() {
-  if (config_.distribution == ServiceTimes::kFixed) return service_time_;
-  return std::exponential_distribution<double>(1.0 / service_time_)(random_);
+  switch (config_.distribution) {
+    case ServiceTimes::kFixed:
+      return service_time_;
+    case ServiceTimes::kExponential:
+      return std::exponential_distribution<double>(1.0 / service_time_)(random_);
+    case ServiceTimes::kBimodal:
+      return std::bernoulli_distribution(config_.long_share)(random_) ? config_.long_time.count()
+                                                                      : service_time_;
+  }
+  return service_time_;
+}
+
+uint64_t SimService::enter() {
+  const double keep = kEnteredMemory + (queue_age_ ? 2.0 * queue_age_->count() : 0.0);
+  while (!entered_.empty() && entered_.front().at < now_ - keep) {
+    entered_.pop_front();
+    ++first_entered_;
+  }
+  entered_.push_back({now_, kNever});
+  return first_entered_ + entered_.size() - 1;
+}
+
+// As the data plane reads its cohorts (queue_age.bpf.h), on exact times.
+bool SimService::gate_shut() const {
+  if (!queue_age_) return false;
+  const auto age_ns = static_cast<uint64_t>(queue_age_->count() * 1e9);
+  const double slice = std::ldexp(1e-9, static_cast<int>(edgeshed_cohort_shift(age_ns)));
+  const double due_end = std::floor((now_ - queue_age_->count()) / slice) * slice;
+  const double due_start = due_end - 2.0 * slice;
+  const auto first = std::lower_bound(entered_.begin(), entered_.end(), due_start,
+                                      [](const Entered& e, double t) { return e.at < t; });
+  uint32_t arrived = 0;
+  int32_t open = 0;
+  for (auto it = first; it != entered_.end() && it->at < due_end; ++it) {
+    ++arrived;
+    if (it->left > now_) ++open;
+  }
+  return edgeshed_cohorts_queued(arrived, open) != 0;
 }
 
 // Poisson arrivals are memoryless: redrawing the next one when the rate
@@ -70,22 +116,28 @@ uint32_t SimService::inflight() const {
 }
 
 void SimService::arrive() {
-  if (inflight() < limit_) {
-    waiting_.push_back({now_});
+  const bool gated = inflight() < limit_ && gate_shut();
+  if (inflight() < limit_ && !gated) {
+    waiting_.push_back({now_, 0, enter()});
     start_waiting();
   } else {
     ++sheds_this_tick_;
+    gate_sheds_this_tick_ += gated ? 1 : 0;
+    gate_sheds_total_ += gated ? 1 : 0;
   }
   schedule_arrival();
 }
 
 void SimService::connect() {
-  if (connections_ < limit_) {
+  const bool gated = connections_ < limit_ && gate_shut();
+  if (connections_ < limit_ && !gated) {
     ++connections_;
-    waiting_.push_back({now_, config_.requests_per_connection - 1});
+    waiting_.push_back({now_, config_.requests_per_connection - 1, enter()});
     start_waiting();
   } else {
     ++sheds_this_tick_;
+    gate_sheds_this_tick_ += gated ? 1 : 0;
+    gate_sheds_total_ += gated ? 1 : 0;
     retries_.push(now_ + config_.retry_after.count());
   }
 }
@@ -101,12 +153,15 @@ void SimService::complete() {
   const Request request = busy_.top().request;
   busy_.pop();
   const double latency = now_ - request.arrived;
+  if (request.id >= first_entered_ && request.id - first_entered_ < entered_.size()) {
+    entered_[request.id - first_entered_].left = now_;
+  }
   completions_.push_back({request.arrived, latency});
   window_.push_back({now_, latency});
   ++completions_this_tick_;
   if (config_.clients) {
     if (request.left > 0) {
-      waiting_.push_back({now_, request.left - 1});
+      waiting_.push_back({now_, request.left - 1, enter()});
     } else {
       --connections_;
       connect();
@@ -127,7 +182,11 @@ void SimService::tick(const Law& law) {
     latencies.reserve(window_.size());
     for (const Done& done : window_) latencies.push_back(done.latency);
     sample.latency_seconds = nearest_rank(latencies, config_.quantile);
+    sample.tail_seconds = nearest_rank(latencies, 0.99);
+    sample.low_seconds = nearest_rank(latencies, 0.1);
   }
+  sample.gate_sheds = gate_sheds_this_tick_;
+  sample.queued = gate_shut();
   sample.completions = completions_this_tick_;
   sample.inflight = inflight();
   sample.sheds = sheds_this_tick_;
@@ -135,6 +194,7 @@ void SimService::tick(const Law& law) {
   ticks_.push_back({now_, limit_, completions_this_tick_, sheds_this_tick_, sample.inflight});
   completions_this_tick_ = 0;
   sheds_this_tick_ = 0;
+  gate_sheds_this_tick_ = 0;
 }
 
 void SimService::run(Seconds duration, const Law& law) {
@@ -174,7 +234,15 @@ double latency_quantile(const std::vector<SimCompletion>& completions, double fr
 
 double unloaded_quantile(const SimConfig& config, double p) {
   const double s = config.service_time.count();
-  return config.distribution == ServiceTimes::kFixed ? s : -s * std::log(1.0 - p);
+  switch (config.distribution) {
+    case ServiceTimes::kFixed:
+      return s;
+    case ServiceTimes::kExponential:
+      return -s * std::log(1.0 - p);
+    case ServiceTimes::kBimodal:
+      return p > 1.0 - config.long_share ? config.long_time.count() : s;
+  }
+  return s;
 }
 
 }  // namespace edgeshed::sim

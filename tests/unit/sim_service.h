@@ -32,12 +32,16 @@ namespace edgeshed::sim {
 
 using Seconds = std::chrono::duration<double>;
 
-enum class ServiceTimes { kFixed, kExponential };
+// kBimodal: service_time, or long_time for a long_share of the requests (a
+// heavy tail: most requests short, a few a hundred times longer).
+enum class ServiceTimes { kFixed, kExponential, kBimodal };
 
 struct SimConfig {
   uint32_t workers = 10;
   Seconds service_time{0.020};
   ServiceTimes distribution = ServiceTimes::kFixed;
+  double long_share = 0.1;     // kBimodal only
+  Seconds long_time{0.100};    // kBimodal only
   double load = 1.0;  // open loop: offered rate as a multiple of capacity
   // Keep-alive model when set: this many client connections, back to back.
   std::optional<uint32_t> clients;
@@ -59,6 +63,10 @@ struct SimTick {
   uint64_t completions = 0;               // in this tick
   uint32_t inflight = 0;                  // at the tick
   uint64_t sheds = 0;                     // in this tick
+  std::optional<double> tail_seconds;     // the p99 of the same window
+  std::optional<double> low_seconds;      // and its p10
+  uint64_t gate_sheds = 0;                // in this tick, by the queue gate
+  bool queued = false;                    // the queue gate's evidence at the tick
 };
 
 // What the test measures afterwards.
@@ -89,17 +97,27 @@ class SimService {
   void set_workers(uint32_t workers);
   void set_service_time(Seconds service_time);
   void set_limit(uint32_t limit) { limit_ = limit; }
+  // The data plane's queue gate (abi.h): new connections are shed while
+  // most requests that entered service in the two slices just older than
+  // the age are still in service. Empty: no gate.
+  void set_queue_age(std::optional<Seconds> age) { queue_age_ = age; }
   // Requests already queued inside the server (arrived now), e.g. the backlog
   // of an overload the law starts in the middle of.
   void add_backlog(uint32_t requests);
 
   double now() const { return now_; }
-  double capacity_per_second() const { return workers_ / service_time_; }
+  double capacity_per_second() const { return workers_ / mean_service_time(); }
+  double mean_service_time() const;
+  // Connections shed by the queue gate, all told.
+  uint64_t gate_sheds() const { return gate_sheds_total_; }
   const std::vector<SimCompletion>& completions() const { return completions_; }
   const std::vector<SimTickRecord>& ticks() const { return ticks_; }
 
  private:
   uint32_t inflight() const;
+  // A request enters service now: its id, for its completion.
+  uint64_t enter();
+  bool gate_shut() const;
   void arrive();
   void connect();
   void complete();
@@ -121,6 +139,7 @@ class SimService {
   struct Request {
     double arrived;
     uint32_t left = 0;  // keep-alive: requests the connection still sends after this one
+    uint64_t id = 0;    // in entered_
   };
   struct Busy {
     double done;
@@ -138,6 +157,17 @@ class SimService {
     double latency;
   };
   std::deque<Done> window_;  // by completion time
+  // Requests by the time they entered service, and when they left it (kNever
+  // while in service), for the queue gate: entered_[id - first_entered_].
+  struct Entered {
+    double at;
+    double left;
+  };
+  std::deque<Entered> entered_;
+  uint64_t first_entered_ = 0;
+  std::optional<Seconds> queue_age_;
+  uint64_t gate_sheds_this_tick_ = 0;
+  uint64_t gate_sheds_total_ = 0;
   uint64_t completions_this_tick_ = 0;
   uint64_t sheds_this_tick_ = 0;
   std::vector<SimCompletion> completions_;

@@ -110,7 +110,6 @@ std::optional<LatencyStats> LatencyWindow::stats(uint16_t port, LatencyMeasure m
     s.last_tick_count = std::max<uint64_t>(it->second[m].count, bucket_total(it->second[m]));
   }
   s.mean_s = static_cast<double>(sum.sum_ns) / static_cast<double>(count) / kNsPerSecond;
-  s.p10_s = latency_quantile_s(sum, 0.1).value_or(0);
   s.p50_s = latency_quantile_s(sum, 0.5).value_or(0);
   s.p90_s = latency_quantile_s(sum, 0.9).value_or(0);
   s.p99_s = latency_quantile_s(sum, 0.99).value_or(0);

@@ -42,7 +42,6 @@ struct LatencyStats {
   double rate_per_s = 0;         // count / the time the window covers
   uint64_t last_tick_count = 0;  // samples completed in the newest tick
   double mean_s = 0;
-  double p10_s = 0;
   double p50_s = 0;
   double p90_s = 0;
   double p99_s = 0;

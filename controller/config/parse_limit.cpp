@@ -40,6 +40,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
       {"probe_factor", kCapacityOnly},
       {"probe_time", kCapacityOnly},
       {"floor_ttl", kCapacityOnly},
+      {"queue_gate", kCapacityOnly},
       {"latency_threshold", kAimdOnly},
       {"increase", kAimdOnly},
       {"backoff", kAimdOnly},
@@ -139,6 +140,7 @@ void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& late
       reader.number("probe_factor", capacity.probe_factor, 0.0, 1.0, Bounds::kOpen);
       reader.duration("probe_time", capacity.probe_time, milliseconds(100), minutes(1));
       reader.duration("floor_ttl", capacity.floor_ttl, seconds(1), std::chrono::hours(24));
+      reader.number("queue_gate", capacity.queue_gate, 0.0, 100.0, Bounds::kClosed);
       break;
     }
   }

@@ -59,8 +59,7 @@ std::string to_json_text(const LearntState& state) {
         {"rate", k.rate},
         {"peak_inflight", k.peak_inflight},
         {"readings", k.readings},
-        {"tail_seconds", k.tail_seconds},
-        {"low_seconds", k.low_seconds}}},
+        {"tail_seconds", k.tail_seconds}}},
   };
   return j.dump(2) + "\n";
 }
@@ -91,7 +90,6 @@ Result<LearntState> parse_learnt_state(const std::string& text) {
     state.knowledge.readings = c.at("readings").get<uint64_t>();
     // Files of earlier versions have no tail: the gate waits for this run's.
     state.knowledge.tail_seconds = c.value("tail_seconds", 0.0);
-    state.knowledge.low_seconds = c.value("low_seconds", 0.0);
   } catch (const Json::exception& e) {
     return Error{std::string("malformed: ") + e.what()};
   }
@@ -100,9 +98,8 @@ Result<LearntState> parse_learnt_state(const std::string& text) {
       k.rate <= 0.0) {
     return Error{"malformed: the floor and the rate must be positive"};
   }
-  if (!std::isfinite(k.tail_seconds) || k.tail_seconds < 0.0 || !std::isfinite(k.low_seconds) ||
-      k.low_seconds < 0.0) {
-    return Error{"malformed: the tail and the low quantile must be positive times, or 0"};
+  if (!std::isfinite(k.tail_seconds) || k.tail_seconds < 0.0) {
+    return Error{"malformed: the tail must be a positive time, or 0"};
   }
   return state;
 }

@@ -181,7 +181,6 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
     // The kernel's response time, when no signal was named for the limit.
     in.latency_seconds = input->p90_s;
     in.tail_latency_seconds = input->p99_s;
-    in.low_latency_seconds = input->p10_s;
     in.completions = input->last_tick_count;
   } else if (latency_.snapshot()) {
     in.completions = 0;  // read, and nothing completed in the window

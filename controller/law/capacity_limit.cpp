@@ -28,8 +28,6 @@ constexpr std::size_t kSustainedTicks = 5;
 constexpr double kBurstGrowth = 1.25;
 // Share of the way the floor follows a lasting rise per tick, without overload.
 constexpr double kFloorRise = 0.02;
-// The queue gate's age over the healthy p99 (queue_age()).
-constexpr double kQueueAgeFactor = 1.5;
 }  // namespace
 
 CapacityLimit::CapacityLimit(const CapacityLimitConfig& config)
@@ -47,14 +45,12 @@ std::optional<Knowledge> CapacityLimit::knowledge() const {
   k.rate = estimate_ / *floor_;
   k.peak_inflight = std::max(k.inflight, open_start_.healthy_peak());
   k.readings = open_start_.readings();
-  if (const auto age = queue_age()) {
-    k.tail_seconds = std::chrono::duration<double>(*age).count() / kQueueAgeFactor;
-  }
-  k.low_seconds = open_start_.low().value_or(0.0);
+  k.tail_seconds = (proven_tail_ ? proven_tail_ : open_start_.tail()).value_or(0.0);
   return k;
 }
 
 std::optional<std::chrono::nanoseconds> CapacityLimit::queue_age() const {
+  if (!(config_.queue_gate > 0.0)) return std::nullopt;
   const std::optional<double> tail = unproven_ ? open_start_.tail() : proven_tail_;
   if (!tail) return std::nullopt;
   double slower = 1.0;
@@ -62,7 +58,7 @@ std::optional<std::chrono::nanoseconds> CapacityLimit::queue_age() const {
     slower = std::max(1.0, *floor_ / *proven_floor_);
   }
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(kQueueAgeFactor * *tail * slower));
+      std::chrono::duration<double>(config_.queue_gate * *tail * slower));
 }
 
 uint32_t CapacityLimit::limit() const {

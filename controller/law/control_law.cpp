@@ -28,7 +28,6 @@ LimitSample LevelControlLaw::limit_sample(const TickInputs& inputs, std::chrono:
   LimitSample sample;
   sample.latency_seconds = inputs.latency_seconds;
   sample.tail_latency_seconds = inputs.tail_latency_seconds;
-  sample.low_latency_seconds = inputs.low_latency_seconds;
   sample.completions = inputs.completions;
   sample.queue_seen = inputs.gate_sheds > 0;
   if (last_tick_ && now > *last_tick_) sample.interval = now - *last_tick_;

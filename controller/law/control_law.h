@@ -58,10 +58,8 @@ struct TickInputs {
   // For the limit algorithm: responses completed since the last tick, if
   // measured. Needed by the capacity limit only.
   std::optional<uint64_t> completions;
-  // For the capacity limit: the response time's p99 and p10 over the same
-  // window.
+  // For the capacity limit: the response time's p99 over the same window.
   std::optional<double> tail_latency_seconds;
-  std::optional<double> low_latency_seconds;
   std::array<uint32_t, kNumClasses> inflight{};
   // Per class, the most in flight at once since the last tick; 0 when not
   // measured.

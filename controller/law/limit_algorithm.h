@@ -31,12 +31,10 @@ struct LimitSample {
   std::optional<uint64_t> completions;
   // Time since the last tick (the tick interval); zero when not known.
   std::chrono::nanoseconds interval{0};
-  // The response time's p99 over the window of latency_seconds: what the
-  // queue gate's age is learnt from. Empty when not measured.
+  // The response time's p99 over the window of latency_seconds: the tail
+  // that a healthy service's latency reaches, which the proof of a queue and
+  // the queue gate's age are learnt from. Empty when not measured.
   std::optional<double> tail_latency_seconds;
-  // Its p10: in the first responses of a run, those that did not queue,
-  // which confirm a warm start's knowledge.
-  std::optional<double> low_latency_seconds;
   // The queue gate saw a queue in the requests still in service: its
   // evidence held at the tick, or it shed since the last one.
   bool queue_seen = false;
@@ -52,7 +50,6 @@ struct Knowledge {
   uint32_t peak_inflight = 0;  // the most in service seen while healthy
   uint64_t readings = 0;       // ticks it was learnt from
   double tail_seconds = 0.0;   // the response time's p99 then; 0: not learnt
-  double low_seconds = 0.0;    // and its p10; 0: not learnt
 
   bool operator==(const Knowledge&) const = default;
 };
@@ -133,6 +130,9 @@ struct CapacityLimitConfig {
   std::chrono::nanoseconds probe_time = std::chrono::seconds(1);
   std::chrono::nanoseconds floor_ttl = std::chrono::seconds(60);
   std::chrono::nanoseconds stale_after = std::chrono::seconds(1);
+  // The data plane's queue gate (capacity_limit.h, queue_age()): its age
+  // as this many times the response time's p99 while healthy; 0: no gate.
+  double queue_gate = 0.0;
 
   bool operator==(const CapacityLimitConfig&) const = default;
 };

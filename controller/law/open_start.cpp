@@ -51,9 +51,14 @@ constexpr std::size_t kMinStartLearnt = 10;
 constexpr double kFloorQuantile = 0.25;
 // A warm start's floor and this run's tick agree within this factor.
 constexpr double kWarmAgreement = 1.5;
-// Once the healthy p99 is known, a tick's latency is evidence only this far
-// over it: a heavy-tailed service's p90 window wanders up to its own p99
-// (90% at 5 ms, 10% at 100 ms), a queue's goes on past it.
+// A heavy tail: the healthy p99 this many times the floor (a low quantile of
+// the healthy p90s). Fixed service times give about 1, exponential ones 2.2;
+// 90% at 5 ms and 10% at 100 ms gives 14. Its p90 window wanders up to the
+// long requests now and then, a queue's goes on past them: there, a tick's
+// latency is evidence only kTailRise over the healthy p99. Elsewhere that
+// would only delay the proof (an exponential service of 200 slots x 1 s by
+// seconds).
+constexpr double kHeavyTail = 3.0;
 constexpr double kTailRise = 1.25;
 
 double quantile(std::vector<double> values, double q) {
@@ -78,37 +83,15 @@ double OpenStart::learnt_floor() const {
   return quantile(std::move(latencies), kFloorQuantile);
 }
 
-std::optional<double> OpenStart::healthy_median(std::optional<double> Reading::*quantile,
-                                                double warm_value) const {
-  std::vector<double> values;
-  values.reserve(learnt_.size());
-  for (const Reading& r : learnt_) {
-    const std::optional<double>& v = r.*quantile;
-    if (v && std::isfinite(*v) && *v > 0.0) values.push_back(*v);
-  }
-  if (values.size() >= kMinStartLearnt) return edgeshed::law::quantile(std::move(values), 0.5);
-  if (warm_placed_ && warm_value > 0.0) return warm_value;
-  return std::nullopt;
-}
-
 std::optional<double> OpenStart::tail() const {
-  return healthy_median(&Reading::tail, warm_ ? warm_->tail_seconds : 0.0);
-}
-
-std::optional<double> OpenStart::low() const {
-  return healthy_median(&Reading::low, warm_ ? warm_->low_seconds : 0.0);
-}
-
-bool OpenStart::agrees_with_warm(double latency, const LimitSample& sample) const {
-  if (latency < warm_->floor_seconds * kWarmAgreement &&
-      latency * kWarmAgreement > warm_->floor_seconds) {
-    return true;
+  std::vector<double> tails;
+  tails.reserve(learnt_.size());
+  for (const Reading& r : learnt_) {
+    if (r.tail && std::isfinite(*r.tail) && *r.tail > 0.0) tails.push_back(*r.tail);
   }
-  // The first responses of a run into an overload did not queue: its low
-  // quantile is the service's own even while its p90 is already a queue's.
-  const std::optional<double>& low = sample.low_latency_seconds;
-  return warm_->low_seconds > 0.0 && low && *low < warm_->low_seconds * kWarmAgreement &&
-         *low * kWarmAgreement > warm_->low_seconds;
+  if (tails.size() >= kMinStartLearnt) return quantile(std::move(tails), 0.5);
+  if (warm_placed_ && warm_->tail_seconds > 0.0) return warm_->tail_seconds;
+  return std::nullopt;
 }
 
 std::optional<double> OpenStart::start_floor() const {
@@ -134,7 +117,6 @@ std::optional<Knowledge> OpenStart::knowledge() const {
   k.peak_inflight = healthy_peak();
   k.readings = readings();
   k.tail_seconds = tail().value_or(0.0);
-  k.low_seconds = low().value_or(0.0);
   return k;
 }
 
@@ -208,7 +190,13 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
   // The queue gate saw it in the requests still in service, against an age
   // learnt from this service's own p99.
   const std::optional<double> healthy_tail = tail();
-  queue = queue || (sample.queue_seen && healthy_tail);
+  const std::optional<double> healthy_floor = start_floor();
+  const double tail_rise =
+      healthy_tail && healthy_floor && *healthy_tail > kHeavyTail * *healthy_floor
+          ? *healthy_tail * kTailRise
+          : 0.0;
+  const bool gated = sample.queue_seen && healthy_tail;
+  queue = queue || gated;
   const std::optional<double> rate = this->rate(sample);
   const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&
                         *sample.latency_seconds > 0.0 && (!sample.completions || rate.has_value());
@@ -223,13 +211,12 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
     // Knowledge of another service, or of this one before a change, must not
     // make a healthy service look queued: it counts once a tick of this run
     // agrees with its floor.
-    if (warm_ && !warm_placed_ && rate && agrees_with_warm(latency, sample)) {
+    if (warm_ && !warm_placed_ && rate && latency < warm_->floor_seconds * kWarmAgreement &&
+        latency * kWarmAgreement > warm_->floor_seconds) {
       const std::optional<double> warm_tail =
           warm_->tail_seconds > 0.0 ? std::optional<double>(warm_->tail_seconds) : std::nullopt;
-      const std::optional<double> warm_low =
-          warm_->low_seconds > 0.0 ? std::optional<double>(warm_->low_seconds) : std::nullopt;
-      readings_.push_back({sample.now, warm_->floor_seconds, warm_->inflight, warm_->rate, true,
-                           warm_tail, warm_low});
+      readings_.push_back(
+          {sample.now, warm_->floor_seconds, warm_->inflight, warm_->rate, true, warm_tail});
       warm_placed_ = true;
     }
     const auto memory = std::max<std::chrono::nanoseconds>(
@@ -251,7 +238,7 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
     if (lowest) {
       const double noise = std::max<double>(kQueueSlack, kQueueDeviations * std::sqrt(inflight));
       rising = latency > lowest->latency * kQueueRise &&
-               (!healthy_tail || latency > *healthy_tail * kTailRise) &&
+               latency > tail_rise &&
                (inflight > lowest->inflight * kQueueRise + noise || inflight >= config_.max);
       if (rising && rate && lowest->rate) {
         const double more_inflight =
@@ -268,8 +255,7 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
       }
     }
     if (!rising) {
-      readings_.push_back({sample.now, latency, inflight, rate, false, sample.tail_latency_seconds,
-                           sample.low_latency_seconds});
+      readings_.push_back({sample.now, latency, inflight, rate, false, sample.tail_latency_seconds});
       if (rate) learn(readings_.back());
     }
     // An overload grows without end; a burst of a load under capacity does
@@ -316,6 +302,10 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
     estimate = std::clamp<double>(*rate * lowest->latency, config_.initial,
                                   kMaxStartFactor * config_.initial);
   }
+  // The gate sees a queue within a few service times, while the rate window
+  // still holds the ticks before it: never under what the service carried
+  // healthy (the gate goes on holding the queue meanwhile).
+  if (gated) estimate = std::max<double>(estimate, healthy_peak());
   readings_.clear();
   completions_.clear();
   return std::clamp<double>(estimate, config_.min, config_.max);

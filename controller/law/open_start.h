@@ -35,8 +35,6 @@ class OpenStart {
   // The response time's p99 while healthy: the median of this run's healthy
   // ticks', once there are a few, else a placed warm start's.
   std::optional<double> tail() const;
-  // Its p10 while healthy, likewise.
-  std::optional<double> low() const;
   // The floor the limit starts from on proof: a warm start's that a tick
   // agreed with, or this run's healthy ticks, once there are a few.
   std::optional<double> start_floor() const;
@@ -52,7 +50,6 @@ class OpenStart {
     std::optional<double> rate;  // completions per second over the rate window
     bool learnt = false;         // a warm start's knowledge, not this run's tick
     std::optional<double> tail;  // the response time's p99, seconds
-    std::optional<double> low;   // and its p10
   };
   // The completions (and latency) of one tick of the rate window.
   struct TickCompletions {
@@ -71,12 +68,6 @@ class OpenStart {
   std::optional<double> saturated_rate() const;
   // The low quantile of the healthy ticks' latencies (learnt_ not empty).
   double learnt_floor() const;
-  // The median of the healthy ticks' values of one quantile, once there are
-  // a few; else the placed warm start's.
-  std::optional<double> healthy_median(std::optional<double> Reading::*quantile,
-                                       double warm_value) const;
-  // Whether this tick is of the service the warm start knew.
-  bool agrees_with_warm(double latency, const LimitSample& sample) const;
   // Keeps a healthy tick for knowledge().
   void learn(const Reading& reading);
 

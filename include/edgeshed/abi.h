@@ -430,10 +430,11 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 4, "destination ABI");
  * 2^shift ns, shift = edgeshed_cohort_shift(queue_age), between an eighth
  * and a quarter of that age, so that the two slices just older than it hold
  * requests of ages between 1x and 1.5x of it. The data plane reads the two:
- * with at least EDGESHED_COHORT_MIN_ARRIVED requests, more than half still
- * in service means that the median request now waits longer than the age,
- * which is the gate's evidence of a queue, seen before those requests are
- * answered.
+ * with at least EDGESHED_COHORT_MIN_ARRIVED requests, three quarters of
+ * them still in service means that most requests now wait longer than the
+ * age, which is the gate's evidence of a queue, seen before those requests
+ * are answered (a burst of a busy service delays some of a cohort, a
+ * standing queue all of it).
  */
 #define EDGESHED_COHORT_SLICES 16
 #define EDGESHED_COHORT_MIN_ARRIVED 4
@@ -487,7 +488,7 @@ static inline __u64 edgeshed_cohort_due(__u64 now, __u64 age_ns)
 static inline int edgeshed_cohorts_queued(__u32 arrived, __s32 open)
 {
 	return arrived >= EDGESHED_COHORT_MIN_ARRIVED && open > 0 &&
-	       (__u32)open * 2 > arrived;
+	       (__u32)open * 4 >= arrived * 3;
 }
 
 /*

@@ -11,6 +11,8 @@
 #   none       no shedding;
 #   edgeshed   the daemon with configs/port_only.toml (interface, port,
 #              enforce: nothing else);
+#   gate       edgeshed, port_only.toml plus [limit] queue_gate = 2.0: the
+#              data plane's queue gate at 2x the p99.9 learnt healthy;
 #   refuse     edgeshed, port_only.toml plus keepalive = "refuse": new
 #              requests on open connections over the cap get a RST at both
 #              ends (keep-alive clients only; its shed column counts them);
@@ -100,7 +102,7 @@ MSS=(${BENCH_SERVERS_MS:-$d_ms})
 LOADS=(${BENCH_SERVERS_LOADS:-$d_loads})
 STARTS=(${BENCH_SERVERS_STARTS:-$d_starts})
 CLIENTS=(${BENCH_SERVERS_CLIENTS:-conn ka})
-SETUPS=(${BENCH_SERVERS_SETUPS:-none edgeshed refuse semaphore static})
+SETUPS=(${BENCH_SERVERS_SETUPS:-none edgeshed gate refuse semaphore static})
 STEP=${BENCH_SERVERS_STEP:-$d_step}
 out=$BENCH_OUT/servers
 # BENCH_SERVERS_REPORT_ONLY=1: no runs; the rows and tables again from the
@@ -195,7 +197,7 @@ one_case() {
 		;;
 	esac
 	case $setup in
-	edgeshed | static | refuse)
+	edgeshed | static | refuse | gate)
 		local tmpl=port_only kv=() cfg
 		[ "$setup" = static ] && tmpl=static_cap kv=("CAP=$W")
 		# Warm: the runbook's rollout, observe mode at 0.5x for WARM_S, then a
@@ -207,6 +209,7 @@ one_case() {
 		cfg=$(matrix_config "$tmpl" "$SVC_PORT" "${kv[@]}")
 		# refuse: port_only.toml and its keep-alive requests refused at the cap.
 		[ "$setup" = refuse ] && echo 'keepalive = "refuse"' >>"$cfg"
+		[ "$setup" = gate ] && printf '\n[limit]\nqueue_gate = 2.0\n' >>"$cfg"
 		start_daemon_config "$cfg"
 		start_state_sampler "$SC_WORK/states"
 		;;
@@ -419,8 +422,8 @@ for ms in "${MSS[@]}"; do
 				for start in "${STARTS[@]}"; do
 					for setup in "${SETUPS[@]}"; do
 						# A start time means something only with a daemon that learns.
-						if [ "$start" = warm ] && [ "$setup" != edgeshed ]; then continue; fi
-						if [[ $ld == 0.7 || $ld == 0.9 ]] && [[ $setup != none && $setup != edgeshed && $setup != refuse ]]; then continue; fi
+						if [ "$start" = warm ] && [[ $setup != edgeshed && $setup != gate ]]; then continue; fi
+						if [[ $ld == 0.7 || $ld == 0.9 ]] && [[ $setup != none && $setup != edgeshed && $setup != gate && $setup != refuse ]]; then continue; fi
 						# Requests on open connections: keep-alive pools only.
 						if [ "$setup" = refuse ] && [ "$client" != ka ]; then continue; fi
 						if [ "$ms" -ge 200 ] && [ "${BENCH_SERVERS_SLOW_FULL:-0}" != 1 ] &&

@@ -108,7 +108,7 @@ class Server:
                     writer.write(response(503, b"busy\n", close))
                 else:
                     async with self.slots:
-                        await asyncio.sleep(self.args.service_ms / 1000.0)
+                        await asyncio.sleep(lab_server_args.service_s(self.args))
                     self.served += 1
                     if writer.transport.is_closing():
                         self.lost += 1

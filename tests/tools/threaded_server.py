@@ -51,7 +51,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             slots.acquire()
         try:
-            time.sleep(args.service_ms / 1000.0)
+            time.sleep(lab_server_args.service_s(args))
         finally:
             slots.release()
         with counts_lock:

@@ -57,15 +57,13 @@ class Loop {
       sample.completions = tick.completions;
       sample.interval = std::chrono::duration_cast<nanoseconds>(tick.interval);
       sample.tail_latency_seconds = tick.tail_seconds;
-      sample.low_latency_seconds = tick.low_seconds;
       sample.queue_seen = tick.queued || tick.gate_sheds > 0;
       const bool unproven = limit_.open();
       const uint32_t next = limit_.update(sample);
       if (unproven && !limit_.open()) proven_at_ = tick.now.count();
-      if (gate_) {
-        const auto age = limit_.queue_age();
-        service_.set_queue_age(age ? std::optional<Seconds>(*age) : std::nullopt);
-      }
+      // The data plane's queue gate, at the age the law publishes.
+      const auto age = limit_.queue_age();
+      service_.set_queue_age(age ? std::optional<Seconds>(*age) : std::nullopt);
       return next;
     });
   }
@@ -94,8 +92,6 @@ class Loop {
 
   // Before run(): what an earlier run learnt.
   void warm_start(const Knowledge& knowledge) { limit_.warm_start(knowledge); }
-  // Before run(): the data plane without its queue gate (the limit alone).
-  void without_gate() { gate_ = false; }
 
   SimService& service() { return service_; }
   const CapacityLimit& limit() const { return limit_; }
@@ -106,7 +102,6 @@ class Loop {
   SimService service_;
   CapacityLimit limit_;
   std::optional<double> proven_at_;  // seconds: when step 0 ended
-  bool gate_ = true;
 };
 
 inline SimConfig service(uint32_t workers, double service_ms, ServiceTimes times, double load,

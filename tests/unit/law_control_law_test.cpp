@@ -167,22 +167,28 @@ TEST_F(ControlLawTest, AfterFailOpenEscalationNeedsFreshEvidence) {
 
 // --- the queue gate
 
-// A service seen healthy for a few seconds teaches its p99: the classes the
-// adaptive limit caps get the gate at 1.5x of it, the others none, nor a
-// class an operator pinned to a cap of their own.
+// A service seen healthy for a few seconds teaches its p99.9: with
+// queue_gate = 2, the classes the adaptive limit caps get the gate at 2x of
+// it, the others none, nor a class an operator pinned to a cap of their own.
 TEST_F(ControlLawTest, TheQueueGateGoesWithTheAdaptiveLimit) {
   config_.policy = default_policy_table(kUnlimited, /*cap_below_high=*/true);
+  config_.limit.capacity.queue_gate = 2.0;
   TickInputs healthy = inputs({reading("load", 0.1)});
   healthy.latency_seconds = 0.020;
   healthy.tail_latency_seconds = 0.022;
-  healthy.low_latency_seconds = 0.020;
   healthy.completions = 25;
   healthy.inflight = {0, 5, 0};
   Decision decision = tick(healthy);
   EXPECT_FALSE(decision.queue_age.has_value()) << "nothing learnt yet";
+  config_.limit.capacity.queue_gate = 0.0;
+  law().reconfigure(config_);
+  for (int i = 0; i < 30; ++i) decision = tick(healthy);
+  EXPECT_FALSE(decision.queue_age.has_value()) << "no gate by default";
+  config_.limit.capacity.queue_gate = 2.0;
+  law().reconfigure(config_);
   for (int i = 0; i < 30; ++i) decision = tick(healthy);
   ASSERT_TRUE(decision.queue_age.has_value());
-  EXPECT_NEAR(std::chrono::duration<double>(*decision.queue_age).count(), 0.033, 1e-6);
+  EXPECT_NEAR(std::chrono::duration<double>(*decision.queue_age).count(), 0.044, 1e-6);
   EXPECT_EQ(decision.policy(TrafficClass::kNormal).queue_age, *decision.queue_age);
   EXPECT_EQ(decision.policy(TrafficClass::kBackground).queue_age, *decision.queue_age);
   EXPECT_EQ(decision.policy(TrafficClass::kCritical).queue_age, nanoseconds(0));
@@ -200,6 +206,7 @@ TEST_F(ControlLawTest, TheQueueGateGoesWithTheAdaptiveLimit) {
 // What the gate saw proves the queue at once: the limit is no longer open.
 TEST_F(ControlLawTest, TheGatesEvidenceProvesTheQueue) {
   config_.policy = default_policy_table(kUnlimited, /*cap_below_high=*/true);
+  config_.limit.capacity.queue_gate = 2.0;
   TickInputs healthy = inputs({reading("load", 0.1)});
   healthy.latency_seconds = 0.020;
   healthy.tail_latency_seconds = 0.022;

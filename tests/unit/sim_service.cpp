@@ -183,7 +183,6 @@ void SimService::tick(const Law& law) {
     for (const Done& done : window_) latencies.push_back(done.latency);
     sample.latency_seconds = nearest_rank(latencies, config_.quantile);
     sample.tail_seconds = nearest_rank(latencies, 0.99);
-    sample.low_seconds = nearest_rank(latencies, 0.1);
   }
   sample.gate_sheds = gate_sheds_this_tick_;
   sample.queued = gate_shut();

@@ -64,7 +64,6 @@ struct SimTick {
   uint32_t inflight = 0;                  // at the tick
   uint64_t sheds = 0;                     // in this tick
   std::optional<double> tail_seconds;     // the p99 of the same window
-  std::optional<double> low_seconds;      // and its p10
   uint64_t gate_sheds = 0;                // in this tick, by the queue gate
   bool queued = false;                    // the queue gate's evidence at the tick
 };

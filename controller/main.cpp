@@ -21,6 +21,9 @@ int libbpf_to_spdlog(libbpf_print_level level, const char* fmt, va_list args) {
   while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
   // bpf_tc_hook_create on an interface that already has clsact: expected.
   if (text.find("Exclusivity flag on") != std::string_view::npos) level = LIBBPF_DEBUG;
+  // Looking for edgeshed's TC filters on an interface without clsact (the
+  // XDP hook, no request filter): the normal case, not a problem.
+  if (text.find("Parent Qdisc doesn't exist") != std::string_view::npos) level = LIBBPF_DEBUG;
   switch (level) {
     case LIBBPF_WARN:
       spdlog::warn("libbpf: {}", text);

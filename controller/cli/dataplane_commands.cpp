@@ -81,7 +81,8 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       names::all_names(names::kDraws));
   cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
                   "Fail open when the controller is silent this long; 0 keeps the last policy")
-      ->check(CLI::Range(0.0, 3600e3));
+      ->check(CLI::Range(0.0, 3600e3))
+      ->capture_default_str();
   // A whole number within [lo, hi], its default shown in --help.
   auto bounded = [cmd](const char* name, uint32_t& value, const char* help, uint32_t lo,
                        uint32_t hi) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cli/privileges.h"
+#include "cli/usage_message.h"
 #include "cli/version.h"
 #include "common/edit_distance.h"
 #include "common/join.h"
@@ -117,7 +118,8 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   // One line: what is wrong, and where the help for it is.
   app->failure_message([](const CLI::App* root, const CLI::Error& e) {
     const std::string where = command_name(*root);
-    return "edgeshed: " + printable(e.what()) + " (see `" + printable(where) + " --help`)\n";
+    return "edgeshed: " + printable(usage_message(e.what())) + " (see `" + printable(where) +
+           " --help`)\n";
   });
 
   add_attach_command(*app, ctx);

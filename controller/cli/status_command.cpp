@@ -3,6 +3,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/argument_checks.h"
 #include "cli/commands.h"
 #include "cli/interface_rates.h"
 #include "cli/interface_targets.h"
@@ -22,8 +23,9 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-i,--iface", args->iface, "Only this interface");
   cmd->add_flag("--json", args->json, "Machine-readable output");
   cmd->add_option("--interval", args->interval_s,
-                  "Seconds between the two counter reads the rates come from; 0: no rates")
-      ->check(CLI::Range(0.0, 60.0))
+                  "Time between the two counter reads the rates come from (e.g. 500ms, 1s; a "
+                  "bare number is seconds); 0: no rates")
+      ->transform(seconds_validator(0.0, 60.0))
       ->capture_default_str();
   cmd->callback([args, &ctx] {
     ctx.run = [args, &ctx] {

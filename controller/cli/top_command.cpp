@@ -10,6 +10,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/argument_checks.h"
 #include "cli/commands.h"
 #include "cli/interface_rates.h"
 #include "cli/interface_targets.h"
@@ -99,8 +100,9 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
       "top",
       "Live view of level, signals and per-class rates, with a minute of sparklines (q or "
       "Ctrl-C quits and restores the terminal)");
-  cmd->add_option("--interval", args->interval_s, "Seconds between refreshes")
-      ->check(CLI::Range(0.1, 60.0))
+  cmd->add_option("--interval", args->interval_s,
+                  "Time between refreshes (e.g. 500ms, 2s; a bare number is seconds)")
+      ->transform(seconds_validator(0.1, 60.0))
       ->capture_default_str();
   cmd->add_option("--iterations", args->iterations, "Stop after this many frames (0: until q)");
   cmd->callback([args, &ctx] {

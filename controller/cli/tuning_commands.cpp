@@ -8,6 +8,7 @@
 
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
+#include "cli/fail_open_warning.h"
 #include "cli/interface_targets.h"
 #include "cli/status_model.h"
 #include "common/duration.h"
@@ -151,9 +152,15 @@ void add_mode_command(CLI::App& app, CliContext& ctx) {
             "a mode");
       }
       if (!a->for_text.empty()) return direct_without_for();
-      return write_config_directly(ctx.direct_iface, "mode " + a->mode, [&](edgeshed_config& cfg) {
-        cfg.mode = *names::find(names::kModes, a->mode);
-      });
+      const int rc =
+          write_config_directly(ctx.direct_iface, "mode " + a->mode, [&](edgeshed_config& cfg) {
+            cfg.mode = *names::find(names::kModes, a->mode);
+          });
+      // Failing open, enforce sheds nothing; off and observe lose nothing.
+      if (rc == 0 && *names::find(names::kModes, a->mode) == EDGESHED_MODE_ENFORCE) {
+        warn_if_failing_open(ctx.direct_iface, "mode " + a->mode);
+      }
+      return rc;
     };
   });
 }
@@ -178,9 +185,11 @@ void add_action_command(CLI::App& app, CliContext& ctx) {
             "an action");
       }
       if (!a->for_text.empty()) return direct_without_for();
-      return write_config_directly(
+      const int rc = write_config_directly(
           ctx.direct_iface, "action " + a->action,
           [&](edgeshed_config& cfg) { cfg.action = *names::find(names::kActions, a->action); });
+      if (rc == 0) warn_if_failing_open(ctx.direct_iface, "action " + a->action);
+      return rc;
     };
   });
 }

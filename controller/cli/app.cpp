@@ -130,14 +130,17 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   add_tuning_commands(*app, ctx);
   add_policy_command(*app, ctx);
   add_run_command(*app, ctx);
+  add_check_command(*app, ctx);
   add_completion_command(*app, ctx);
   add_run_dir_options(*app, ctx);
   return app;
 }
 
-int run_cli(int argc, const char* const* argv, DaemonRunner run_daemon) {
+int run_cli(int argc, const char* const* argv, DaemonRunner run_daemon,
+            ConfigChecker check_config) {
   CliContext ctx;
   ctx.run_daemon = std::move(run_daemon);
+  ctx.check_config = std::move(check_config);
   auto app = make_app(ctx);
   try {
     app->parse(argc, argv);

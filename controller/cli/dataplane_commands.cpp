@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/fail_open_warning.h"
 #include "cli/interface_targets.h"
+#include "cli/port_change.h"
 #include "common/names.h"
 #include "config/config.h"
 #include "dataplane/attach.h"
@@ -174,6 +175,13 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
         }
         opts.ports = std::move(ports);
       }
+      // A re-attach with --port replaces the ports: said, not done silently.
+      std::vector<PortClass> ports_before;
+      if (!fresh && opts.ports) {
+        if (auto maps = Maps::open_pinned(pin_dir_for(opts.iface))) {
+          if (auto ports = maps->read_ports()) ports_before = std::move(*ports);
+        }
+      }
       auto attached = attach(opts);
       if (!attached) {
         // The lock made the directory: leave none behind a failed attach.
@@ -186,6 +194,11 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
                 << names::name_of(names::kActions, opts.action) << "\n";
       if (!attached->xdp_way.empty()) std::cout << attached->xdp_way << "\n";
       say_hook_choice(hook_choice);
+      if (!fresh && opts.ports) {
+        if (auto change = describe_port_change(ports_before, *opts.ports); !change.empty()) {
+          std::cout << change << "\n";
+        }
+      }
       if (opts.mode == EDGESHED_MODE_ENFORCE) {
         if (auto w = fail_open_warning(attached->maps, opts.iface, "mode enforce")) {
           std::cerr << "edgeshed: warning: " << *w << "\n";

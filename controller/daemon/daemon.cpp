@@ -60,6 +60,13 @@ Error refused_start(const std::string& run_dir, const Error& why) {
   return why;
 }
 
+// Every port the config protects, whatever its protocol.
+std::vector<uint16_t> all_ports(const config::Config& config) {
+  std::vector<uint16_t> ports;
+  for (const auto& p : config.ports) ports.push_back(p.port);
+  return ports;
+}
+
 int64_t unix_ms(WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -77,6 +84,7 @@ Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunD
       tick_(dataplane_, {clock_, wall_}, *law_, changes_, publisher_, TickSettings::from(config_)),
       learnt_(tcp_ports(config_)) {
   changes_.set_critical_floor(config_.critical_floor);
+  changes_.set_config_ports(all_ports(config_));
 }
 
 Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
@@ -210,6 +218,7 @@ void Daemon::reload() {
   tick_.replace_signals(std::move(*signals), TickSettings::from(plan.config));
   law_->reconfigure(plan.config.law_config());
   changes_.set_critical_floor(plan.config.critical_floor);
+  changes_.set_config_ports(all_ports(plan.config));
   spdlog::set_level(spdlog::level::from_str(plan.config.daemon.log_level));
   config_ = std::move(plan.config);
   learnt_.set_ports(tcp_ports(config_));

@@ -9,6 +9,7 @@
 #include "cli/interface_rates.h"
 #include "cli/interface_targets.h"
 #include "cli/status_model.h"
+#include "cli/status_summary.h"
 
 namespace edgeshed {
 namespace {
@@ -23,6 +24,7 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string iface;
     bool json = false;
+    bool verbose = false;
     double interval_s = 0.5;
   };
   auto args = std::make_shared<Args>();
@@ -30,6 +32,8 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
       "status", "Show the level, signals and each attached interface's policy, counters and rates");
   cmd->add_option("-i,--iface", args->iface, "Only this interface");
   cmd->add_flag("--json", args->json, "Machine-readable output");
+  cmd->add_flag("-v,--verbose", args->verbose,
+                "Every signal, counter and setting (the default fits one 80-column screen)");
   cmd->add_option("--interval", args->interval_s,
                   "Time between the two counter reads the rates come from (e.g. 500ms, 1s; a "
                   "bare number is seconds); 0: no rates")
@@ -98,7 +102,10 @@ void add_status_command(CLI::App& app, CliContext& ctx) {
       if (!args->iface.empty() && rc != 0) {
         return fail(args->iface + ": " + readings[0].status.error.value_or("?"));
       }
-      for (const auto& line : status_lines(status)) std::cout << line << "\n";
+      const bool verbose = args->verbose || ctx.verbose;
+      for (const auto& line : verbose ? status_lines(status) : status_summary(status)) {
+        std::cout << line << "\n";
+      }
       return rc;
     };
   });

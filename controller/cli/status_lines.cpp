@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "cli/interface_status.h"
+#include "cli/status_text.h"
 #include "common/names.h"
 #include "common/stats.h"
 #include "ipc/state.h"
 
 // The status as text: what `edgeshed status` prints (status_lines()).
 namespace edgeshed {
-namespace {
 
 using Json = nlohmann::ordered_json;
 
@@ -35,7 +35,11 @@ std::string upper(std::string s) {
   return s;
 }
 
+namespace {
+
 std::string rate(double per_sec) { return fmt::format("{:.1f}", per_sec); }
+
+}  // namespace
 
 std::string describe_policy(const ClassStatus& k) {
   const double admit = 1.0 - k.shed_fraction;
@@ -51,6 +55,8 @@ std::string describe_policy(const ClassStatus& k) {
   if (k.tokens_per_sec != 0) out += fmt::format(", {}/s", k.tokens_per_sec);
   return out;
 }
+
+namespace {
 
 std::string class_label(size_t c) { return std::string(names::kClasses[c]); }
 
@@ -90,6 +96,8 @@ std::string left(const std::optional<double>& left_s) {
   return fmt::format("{:.0f} s left", *left_s);
 }
 
+}  // namespace
+
 // "mode enforce (until removed); level critical (15 s left); ..."
 std::string describe_changes(const ipc::ActiveChanges& rc) {
   std::vector<std::string> parts;
@@ -118,6 +126,8 @@ std::string describe_changes(const ipc::ActiveChanges& rc) {
   for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;
 }
+
+namespace {
 
 void daemon_lines(const Json& json, const Json& health, std::vector<std::string>& out) {
   const std::string state = health.value("state", "");

@@ -94,6 +94,7 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     double interval_s = 1.0;
     uint32_t iterations = 0;
+    bool verbose = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -105,6 +106,8 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
       ->transform(seconds_validator(0.1, 60.0))
       ->capture_default_str();
   cmd->add_option("--iterations", args->iterations, "Stop after this many frames (0: until q)");
+  cmd->add_flag("-v,--verbose", args->verbose,
+                "Every signal, counter and setting (the default fits 80 columns)");
   cmd->callback([args, &ctx] {
     ctx.run = [args, &ctx] {
       if (auto t = target_interfaces(""); !t) return fail(t.error().message);
@@ -120,7 +123,8 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
         if (frame > 0) history.add(status);  // the first frame has no rates yet
         std::string out = terminal ? "\x1b[H" : "";
         const size_t width = terminal_width();
-        for (auto line : top_frame(status, history, now_text(), args->interval_s)) {
+        for (auto line : top_frame(status, history, now_text(), args->interval_s,
+                                          args->verbose || ctx.verbose)) {
           // Only status lines can be too wide, and they are ASCII.
           if (line.size() > width && line.find('|') == std::string::npos) line.resize(width);
           out += line + (terminal ? "\x1b[K\n" : "\n");

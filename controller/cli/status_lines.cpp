@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <ctime>
@@ -254,11 +255,19 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
     out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
                   class_totals(j.quic.classes));
   }
-  std::string packets;
+  // Passed undecided, and the rest: sheds dropped rather than answered,
+  // RSTs not sent, events lost.
+  constexpr std::array kPassed = {EDGESHED_GCTR_UNPARSED,  EDGESHED_GCTR_FRAGMENT,
+                                  EDGESHED_GCTR_UNPROTECTED, EDGESHED_GCTR_NO_POLICY,
+                                  EDGESHED_GCTR_TOO_DEEP,  EDGESHED_GCTR_BAD_CHECKSUM,
+                                  EDGESHED_GCTR_TRANSIT};
+  std::string passed, other;
   for (size_t i = 0; i < j.counters.size(); ++i) {
-    packets += fmt::format(" {}={}", names::kGlobalCounters[i], j.counters[i]);
+    const bool pass = std::find(kPassed.begin(), kPassed.end(), i) != kPassed.end();
+    (pass ? passed : other) += fmt::format(" {}={}", names::kGlobalCounters[i], j.counters[i]);
   }
-  out.push_back("  passed without decision:" + packets);
+  out.push_back("  passed without decision:" + passed);
+  out.push_back("  dropped or not answered, and events lost:" + other);
 }
 
 }  // namespace

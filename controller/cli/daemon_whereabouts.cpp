@@ -1,17 +1,13 @@
 #include "cli/daemon_whereabouts.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <thread>
 
 #include "cli/daemon_process.h"
 #include "cli/daemon_reading.h"
+#include "cli/edgeshed_processes.h"
 #include "cli/interface_reading.h"
 #include "cli/interface_targets.h"
 
@@ -20,47 +16,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kPoll{100};
 
-// argv of a process, NUL-separated in /proc/PID/cmdline.
-std::vector<std::string> command_line(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/cmdline");
-  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> out;
-  std::string word;
-  for (char c : raw) {
-    if (c == '\0') {
-      out.push_back(std::move(word));
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  return out;
-}
-
-std::string mount_namespace(const std::string& pid) {
-  std::error_code ec;
-  return std::filesystem::read_symlink("/proc/" + pid + "/ns/mnt", ec).string();
-}
-
 }  // namespace
-
-std::vector<DaemonProcess> daemon_processes() {
-  std::vector<DaemonProcess> out;
-  const std::string self = std::to_string(getpid());
-  const std::string own_namespace = mount_namespace("self");
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string pid = entry.path().filename().string();
-    if (pid == self || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    const int number = std::stoi(pid);
-    if (!edgeshed_alive(number)) continue;  // only this binary's processes
-    const auto argv = command_line(pid);
-    if (std::find(argv.begin(), argv.end(), "run") == argv.end()) continue;
-    const std::string ns = mount_namespace(pid);
-    out.push_back({number, !ns.empty() && !own_namespace.empty() && ns != own_namespace});
-  }
-  return out;
-}
 
 Result<std::vector<std::string>> interfaces_for_status(const std::string& only,
                                                        const std::string& run_dir,
@@ -69,7 +25,7 @@ Result<std::vector<std::string>> interfaces_for_status(const std::string& only,
   if (targets) return targets;
   // Pins of other interfaces: the daemon has attached, and this one is not its.
   if (!attached_interfaces().empty()) return targets;
-  const auto daemons = daemon_processes();
+  const auto daemons = edgeshed_processes("run");
   for (const auto& d : daemons) {
     if (!d.other_mount_namespace) continue;
     return make_error(fmt::format(

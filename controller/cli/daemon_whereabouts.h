@@ -11,14 +11,6 @@
 
 namespace edgeshed {
 
-struct DaemonProcess {
-  int pid = 0;
-  bool other_mount_namespace = false;
-};
-
-// Every `edgeshed run` process of this pid namespace but this one.
-std::vector<DaemonProcess> daemon_processes();
-
 // The interfaces status acts on (target_interfaces()); when none is
 // attached yet and a daemon is starting in this mount namespace, waits up
 // to `wait` for it to attach, saying so on stderr. The error says why the

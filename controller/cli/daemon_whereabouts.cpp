@@ -15,6 +15,7 @@ namespace edgeshed {
 namespace {
 
 constexpr std::chrono::milliseconds kPoll{100};
+constexpr std::chrono::milliseconds kExecGrace{300};
 
 }  // namespace
 
@@ -25,7 +26,12 @@ Result<std::vector<std::string>> interfaces_for_status(const std::string& only,
   if (targets) return targets;
   // Pins of other interfaces: the daemon has attached, and this one is not its.
   if (!attached_interfaces().empty()) return targets;
-  const auto daemons = edgeshed_processes("run");
+  auto daemons = edgeshed_processes("run");
+  if (daemons.empty() && wait.count() > 0) {
+    // `run &` then `status`: the daemon may not have exec'd yet.
+    std::this_thread::sleep_for(kExecGrace);
+    daemons = edgeshed_processes("run");
+  }
   for (const auto& d : daemons) {
     if (!d.other_mount_namespace) continue;
     return make_error(fmt::format(

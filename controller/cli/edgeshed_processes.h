@@ -12,6 +12,7 @@ struct EdgeshedProcess {
   int pid = 0;
   // Its mount namespace is not this process's: its /sys/fs/bpf is another.
   bool other_mount_namespace = false;
+  double age_s = 0;  // since it started
 };
 
 // Every process of this binary whose command line names `subcommand`, but

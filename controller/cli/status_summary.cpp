@@ -144,6 +144,7 @@ void interface_summary(const InterfaceStatus& j, std::vector<std::string>& out) 
     const std::string cap = k.inflight_cap ? std::to_string(k.inflight_cap) : "-";
     std::string line = fmt::format(kRow, names::name_of(names::kClasses, c), describe_policy(k),
                                    std::to_string(k.inflight) + "/" + cap, admitted, shed, why);
+    line.erase(line.find_last_not_of(' ') + 1);
     out.push_back(line.size() > kSummaryWidth ? line.substr(0, kSummaryWidth) : line);
   }
   uint64_t shed_total = 0, would_total = 0;

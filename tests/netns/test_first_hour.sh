@@ -5,7 +5,7 @@
 # it must not appear) and the command line. Rows that need a state first
 # (something attached, a daemon) come after what makes it.
 source "$(dirname "$0")/lib.sh"
-: "${SOURCE_DIR:?the repository}"
+README="$(cd "$(dirname "$0")/../.." && pwd)/README.md"
 
 lab_up
 work=$(mktemp -d)
@@ -63,13 +63,13 @@ jq -e '.interfaces == []' <<<"$LAST_OUT" >/dev/null || fail "status --json is no
 # 16: every default shown.
 expect 0 'heartbeat-timeout-ms.*1000' -- attach --help
 # 12: the README agrees with itself on another XDP program.
-grep -q 'refused, never replaced; use `tc`' "$SOURCE_DIR/README.md" && fail "README still refuses a neighbour XDP program"
+grep -q 'refused, never replaced; use `tc`' "$README" && fail "README still refuses a neighbour XDP program"
 pass "README: another XDP program is chained in the same mode, refused in the other"
 # 2: check a config: prints the plan, touches nothing.
 expect 0 "would start" as=srv -- check --config "$good" --run-dir "$run"
 grep -q "interface $SRV_IF: hook xdp-generic" <<<"$LAST_OUT" || fail "check does not say the hook: $LAST_OUT"
 expect 0 "WARNING: $SRV_IF is a veth: native XDP's RSTs" as=srv -- check --config "$work/native.toml" --run-dir "$run"
-expect 1 "would refuse this config: .*bad\.toml:4:8: port\[0\]\.port = 0" as=srv -- check --config "$work/bad.toml" --run-dir "$run"
+expect 1 "would refuse this config: .*bad\.toml:4:1: port\[0\]\.port = 0: must be an integer" as=srv -- check --config "$work/bad.toml" --run-dir "$run"
 [ -z "$(ls -A "$run")" ] || fail "check wrote in the run directory: $(ls -A "$run")"
 [ ! -e "/sys/fs/bpf/edgeshed/$SRV_IF" ] || fail "check made pins"
 

@@ -8,7 +8,7 @@
 # port 80: those the fraction sheds (0.3 of them by source hash) get a RST
 # within 10 ms, the others are admitted.
 source "$(dirname "$0")/lib.sh"
-: "${SOURCE_DIR:?the repository}"
+README="$(cd "$(dirname "$0")/../.." && pwd)/README.md"
 
 lab_up
 work=$(mktemp -d)
@@ -16,7 +16,7 @@ LAB_DIRS+=("$work")
 
 # The README's block: from the heading to the end of its first sh fence.
 awk '/^## Protecting a service by hand/ { on = 1 } on && /^```sh/ { block = 1; next }
-	block && /^```/ { exit } block' "$SOURCE_DIR/README.md" >"$work/by_hand.sh"
+	block && /^```/ { exit } block' "$README" >"$work/by_hand.sh"
 grep -q 'attach --iface eth0' "$work/by_hand.sh" || fail "no attach in the README's block: $(cat "$work/by_hand.sh")"
 # Continued lines joined; comments and blank lines dropped.
 sed -e ':a' -e '/\\$/N; s/\\\n *//; ta' "$work/by_hand.sh" | grep -v '^\s*#' | grep -v '^\s*$' |

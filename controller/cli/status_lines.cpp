@@ -272,17 +272,26 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
 
 }  // namespace
 
+std::vector<InterfaceStatus> interfaces_of(const Json& status) {
+  std::vector<InterfaceStatus> out;
+  for (const auto& j : status["interfaces"]) {
+    auto s = interface_status_from_json(j);
+    if (s) {
+      out.push_back(std::move(*s));
+    } else {
+      InterfaceStatus unreadable;
+      unreadable.iface = j.value("iface", "?");
+      unreadable.error = s.error().message;
+      out.push_back(std::move(unreadable));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> status_lines(const Json& status) {
   std::vector<std::string> out;
   daemon_lines(status["daemon"], status.value("daemon_health", Json::object()), out);
-  for (const auto& j : status["interfaces"]) {
-    auto s = interface_status_from_json(j);
-    if (!s) {
-      out.push_back(fmt::format("{}: UNREADABLE: {}", j.value("iface", "?"), s.error().message));
-      continue;
-    }
-    interface_lines(*s, out);
-  }
+  for (const auto& s : interfaces_of(status)) interface_lines(s, out);
   return out;
 }
 

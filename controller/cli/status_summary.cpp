@@ -182,14 +182,7 @@ std::vector<std::string> wrap(const std::string& text, size_t width, const std::
 std::vector<std::string> status_summary(const Json& status) {
   std::vector<std::string> out;
   daemon_summary(status["daemon"], status.value("daemon_health", Json::object()), out);
-  for (const auto& j : status["interfaces"]) {
-    auto s = interface_status_from_json(j);
-    if (!s) {
-      add(out, j.value("iface", "?") + ": UNREADABLE: " + s.error().message);
-      continue;
-    }
-    interface_summary(*s, out);
-  }
+  for (const auto& s : interfaces_of(status)) interface_summary(s, out);
   add(out, "(details: --verbose, or --json)");
   return out;
 }

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/interface_status.h"
 #include "ipc/state.h"
@@ -18,5 +21,9 @@ std::string upper(std::string s);
 std::string describe_policy(const ClassStatus& k);
 // "mode enforce (until removed); level pinned critical (15 s left); ...".
 std::string describe_changes(const ipc::ActiveChanges& rc);
+
+// The status's interfaces; one whose JSON does not read carries the reason
+// as its error.
+std::vector<InterfaceStatus> interfaces_of(const nlohmann::ordered_json& status);
 
 }  // namespace edgeshed

@@ -51,9 +51,10 @@ Result<std::vector<std::string>> interfaces_for_status(const std::string& only,
   });
   if (starting != daemons.end() && wait.count() > 0 && read_daemon(run_dir).state.is_null()) {
     const int pid = starting->pid;
-    std::cerr << fmt::format("edgeshed: the daemon (pid {}) is starting: waiting up to {} s for "
-                             "it to attach\n",
-                             pid, std::chrono::duration<double>(wait).count());
+    std::cerr << fmt::format(
+        "edgeshed: the daemon (pid {}) is starting: waiting up to {} s for "
+        "it to attach\n",
+        pid, std::chrono::duration<double>(wait).count());
     for (auto waited = std::chrono::milliseconds(0);
          waited < wait && edgeshed_alive(pid) && read_daemon(run_dir).state.is_null();
          waited += kPoll) {
@@ -61,10 +62,10 @@ Result<std::vector<std::string>> interfaces_for_status(const std::string& only,
     }
     targets = target_interfaces(only);
     if (!targets && edgeshed_alive(pid) && read_daemon(run_dir).state.is_null()) {
-      return make_error(fmt::format("{}; the daemon (pid {}) is still starting after {} s: its "
-                                    "log says what it waits for",
-                                    targets.error().message, pid,
-                                    std::chrono::duration<double>(wait).count()));
+      return make_error(
+          fmt::format("{}; the daemon (pid {}) is still starting after {} s: its "
+                      "log says what it waits for",
+                      targets.error().message, pid, std::chrono::duration<double>(wait).count()));
     }
   }
   if (targets) return targets;

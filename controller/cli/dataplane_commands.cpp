@@ -59,10 +59,10 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       "Attach the data plane to an interface without a daemon, or replace its programs "
       "atomically; refused while a daemon manages the interface (--force replaces its settings)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
-  auto* hook =
-      ctx.choose(cmd->add_option("--hook", args->hook, names::one_of(names::kHooks, names::kFirstHook))
-                     ->default_str("xdp; xdp-generic on a veth, where native XDP's RSTs are lost"),
-                 names::all_names(names::kHooks, names::kFirstHook));
+  auto* hook = ctx.choose(
+      cmd->add_option("--hook", args->hook, names::one_of(names::kHooks, names::kFirstHook))
+          ->default_str("xdp; xdp-generic on a veth, where native XDP's RSTs are lost"),
+      names::all_names(names::kHooks, names::kFirstHook));
   // A comma-separated list of PORT[:CLASS], each checked as it is parsed.
   auto port_list = [cmd](const char* name, std::vector<std::string>& out, const char* help) {
     return cmd->add_option(name, out, help)->delimiter(',')->check(port_spec_validator());

@@ -108,7 +108,8 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
       std::vector<EventReader> readers;
       for (const auto& iface : ifaces) {
         auto r = EventReader::open_pinned(pin_dir_for(iface), [&seen, args, iface, to_unix,
-                                                               started_ns](const edgeshed_event& ev) {
+                                                               started_ns](
+                                                                  const edgeshed_event& ev) {
           if (args->count && seen >= args->count) return;
           if (args->from_now && ev.ktime_ns < started_ns) return;
           ++seen;

@@ -27,8 +27,7 @@ std::optional<std::string> fail_open_warning(const Maps& maps, const std::string
       "publishes a heartbeat (timeout {2} ms{3}); make it act with `edgeshed run --config FILE` "
       "managing {1}, or without a daemon by attaching with --heartbeat-timeout-ms 0 (a static "
       "policy)",
-      what, iface, cfg->heartbeat_timeout_ns / kNsPerMs,
-      never ? ", none ever published" : "");
+      what, iface, cfg->heartbeat_timeout_ns / kNsPerMs, never ? ", none ever published" : "");
 }
 
 void warn_if_failing_open(const std::string& only, const std::string& what) {

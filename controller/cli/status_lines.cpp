@@ -257,9 +257,9 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
   }
   // Passed undecided, and the rest: sheds dropped rather than answered,
   // RSTs not sent, events lost.
-  constexpr std::array kPassed = {EDGESHED_GCTR_UNPARSED,  EDGESHED_GCTR_FRAGMENT,
+  constexpr std::array kPassed = {EDGESHED_GCTR_UNPARSED,    EDGESHED_GCTR_FRAGMENT,
                                   EDGESHED_GCTR_UNPROTECTED, EDGESHED_GCTR_NO_POLICY,
-                                  EDGESHED_GCTR_TOO_DEEP,  EDGESHED_GCTR_BAD_CHECKSUM,
+                                  EDGESHED_GCTR_TOO_DEEP,    EDGESHED_GCTR_BAD_CHECKSUM,
                                   EDGESHED_GCTR_TRANSIT};
   std::string passed, other;
   for (size_t i = 0; i < j.counters.size(); ++i) {

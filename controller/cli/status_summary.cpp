@@ -16,7 +16,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 void add(std::vector<std::string>& out, const std::string& text, const std::string& indent = "") {
-  for (auto& line : wrap(text, kSummaryWidth, indent, indent + "    ")) out.push_back(std::move(line));
+  for (auto& line : wrap(text, kSummaryWidth, indent, indent + "    "))
+    out.push_back(std::move(line));
 }
 
 // "p99 23.1 ms (p50 12.0 ms) at 226/s": the protected ports together.
@@ -38,8 +39,8 @@ std::string limit_text(const ipc::State& d) {
     return fmt::format("limit {} in service: open, binds nowhere until a queue is seen",
                        d.adaptive_limit);
   }
-  std::string out = fmt::format("limit {} in service, found from the response time",
-                                d.adaptive_limit);
+  std::string out =
+      fmt::format("limit {} in service, found from the response time", d.adaptive_limit);
   if (d.learnt) out += fmt::format(" (no-queue {:.1f} ms)", d.learnt->floor_ms);
   return out;
 }
@@ -48,10 +49,11 @@ void daemon_summary(const Json& json, const Json& health, std::vector<std::strin
   const std::string state = health.value("state", "");
   const std::string why = health.value("why", "");
   if (json.is_null()) {
-    add(out, "daemon: not running" +
-                 (!why.empty() && state != "not_running" ? ": " + why
-                                                          : ", it stopped cleanly or never started") +
-                 " (the policy below is the last one published)");
+    add(out,
+        "daemon: not running" +
+            (!why.empty() && state != "not_running" ? ": " + why
+                                                    : ", it stopped cleanly or never started") +
+            " (the policy below is the last one published)");
     return;
   }
   auto parsed = ipc::parse_state(json);
@@ -125,7 +127,8 @@ void interface_summary(const InterfaceStatus& j, std::vector<std::string>& out) 
   }
   add(out, fmt::format("{}: hook {}, mode {}, action {}; protects {}", j.iface, j.hook, j.mode,
                        j.action, ports_text(j)));
-  if (j.fail_open) add(out, "FAIL-OPEN: admitting everything: " + j.fail_open_reason.value_or("-"), "  ");
+  if (j.fail_open)
+    add(out, "FAIL-OPEN: admitting everything: " + j.fail_open_reason.value_or("-"), "  ");
   if (j.fail_static_note) add(out, *j.fail_static_note, "  ");
   constexpr const char* kRow = "  {:<11}{:<22}{:>10}{:>11}{:>8}  {}";
   out.push_back(fmt::format(kRow, "class", "policy", "in service", "admitted/s", "shed/s", "why"));
@@ -160,8 +163,8 @@ void interface_summary(const InterfaceStatus& j, std::vector<std::string>& out) 
 
 }  // namespace
 
-std::vector<std::string> wrap(const std::string& text, size_t width, const std::string& first_indent,
-                              const std::string& indent) {
+std::vector<std::string> wrap(const std::string& text, size_t width,
+                              const std::string& first_indent, const std::string& indent) {
   std::vector<std::string> out;
   std::istringstream words(text);
   std::string word, line = first_indent;

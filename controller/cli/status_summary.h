@@ -19,7 +19,7 @@ std::vector<std::string> status_summary(const nlohmann::ordered_json& status);
 
 // text cut into lines of at most width columns at spaces; the first starts
 // with first_indent, the rest with indent.
-std::vector<std::string> wrap(const std::string& text, size_t width, const std::string& first_indent,
-                              const std::string& indent);
+std::vector<std::string> wrap(const std::string& text, size_t width,
+                              const std::string& first_indent, const std::string& indent);
 
 }  // namespace edgeshed

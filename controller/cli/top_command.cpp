@@ -124,7 +124,7 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
         std::string out = terminal ? "\x1b[H" : "";
         const size_t width = terminal_width();
         for (auto line : top_frame(status, history, now_text(), args->interval_s,
-                                          args->verbose || ctx.verbose)) {
+                                   args->verbose || ctx.verbose)) {
           // Only status lines can be too wide, and they are ASCII.
           if (line.size() > width && line.find('|') == std::string::npos) line.resize(width);
           out += line + (terminal ? "\x1b[K\n" : "\n");

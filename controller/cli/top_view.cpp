@@ -70,7 +70,8 @@ std::deque<double> squeeze(const std::deque<double>& values, size_t width) {
 std::vector<std::string> top_frame(const nlohmann::ordered_json& status, const TopHistory& history,
                                    const std::string& clock, double interval_s, bool verbose) {
   std::vector<std::string> out;
-  out.push_back(fmt::format("edgeshed top  {}  every {:g} s  (q or Ctrl-C quits)", clock, interval_s));
+  out.push_back(
+      fmt::format("edgeshed top  {}  every {:g} s  (q or Ctrl-C quits)", clock, interval_s));
   out.emplace_back();
   auto last = [](const std::deque<double>& d) { return d.empty() ? 0.0 : d.back(); };
   auto peak = [](const std::deque<double>& d) {

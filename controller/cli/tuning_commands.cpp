@@ -12,8 +12,8 @@
 #include "cli/interface_targets.h"
 #include "cli/status_model.h"
 #include "common/duration.h"
-#include "common/join.h"
 #include "common/ip_prefix.h"
+#include "common/join.h"
 #include "common/names.h"
 #include "dataplane/attach.h"
 #include "ipc/control_socket.h"
@@ -152,10 +152,9 @@ void add_mode_command(CLI::App& app, CliContext& ctx) {
             "a mode");
       }
       if (!a->for_text.empty()) return direct_without_for();
-      const int rc =
-          write_config_directly(ctx.direct_iface, "mode " + a->mode, [&](edgeshed_config& cfg) {
-            cfg.mode = *names::find(names::kModes, a->mode);
-          });
+      const int rc = write_config_directly(
+          ctx.direct_iface, "mode " + a->mode,
+          [&](edgeshed_config& cfg) { cfg.mode = *names::find(names::kModes, a->mode); });
       // Failing open, enforce sheds nothing; off and observe lose nothing.
       if (rc == 0 && *names::find(names::kModes, a->mode) == EDGESHED_MODE_ENFORCE) {
         warn_if_failing_open(ctx.direct_iface, "mode " + a->mode);

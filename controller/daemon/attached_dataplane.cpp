@@ -14,9 +14,9 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
   for (const auto& iface : cfg.interfaces) {
     AttachOptions opts;
     opts.iface = iface.name;
-    const auto hook = choose_hook(iface.name, iface.hook_named
-                                                  ? std::optional(static_cast<uint32_t>(iface.hook))
-                                                  : std::nullopt);
+    const auto hook =
+        choose_hook(iface.name, iface.hook_named ? std::optional(static_cast<uint32_t>(iface.hook))
+                                                 : std::nullopt);
     opts.hook = hook.hook;
     if (hook.warning) {
       spdlog::warn("{}", hook.note);

@@ -37,15 +37,16 @@ std::optional<int> daemon_in(const std::string& run_dir) {
 }
 
 std::string interface_line(const config::InterfaceConfig& iface) {
-  const auto hook = choose_hook(
-      iface.name,
-      iface.hook_named ? std::optional(static_cast<uint32_t>(iface.hook)) : std::nullopt);
+  const auto hook =
+      choose_hook(iface.name, iface.hook_named ? std::optional(static_cast<uint32_t>(iface.hook))
+                                               : std::nullopt);
   std::string line = fmt::format("interface {}: hook {}", iface.name, hook_name(hook.hook));
   std::error_code ec;
   line += std::filesystem::exists(pin_dir_for(iface.name), ec)
               ? ", adopting the data plane attached there (no moment without a program)"
               : ", attaching a fresh data plane";
-  if (!hook.note.empty()) line += fmt::format(" ({}{})", hook.warning ? "WARNING: " : "", hook.note);
+  if (!hook.note.empty())
+    line += fmt::format(" ({}{})", hook.warning ? "WARNING: " : "", hook.note);
   return line;
 }
 
@@ -94,7 +95,8 @@ ConfigCheck check_config(const std::string& config_path, const std::string& run_
     return out;
   }
   if (!run_dir.empty()) cfg->daemon.run_dir = run_dir;
-  if (auto s = check_config_can_start(*cfg, config_path); !s) out.problems.push_back(s.error().message);
+  if (auto s = check_config_can_start(*cfg, config_path); !s)
+    out.problems.push_back(s.error().message);
   // Making the sources checks their keys; none is sampled.
   if (auto s = signals::SignalSet::build(cfg->signals, {}); !s) {
     out.problems.push_back(s.error().message);
@@ -104,8 +106,9 @@ ConfigCheck check_config(const std::string& config_path, const std::string& run_
                            s.error().message);
   }
   if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) {
-    out.problems.push_back("the kernel has no BTF (/sys/kernel/btf/vmlinux): the data plane "
-                           "cannot load");
+    out.problems.push_back(
+        "the kernel has no BTF (/sys/kernel/btf/vmlinux): the data plane "
+        "cannot load");
   }
   out.plan.push_back("config " + config_path + ": parsed, every key in range");
   std::string dir_line = "run directory " + cfg->daemon.run_dir;

@@ -88,11 +88,11 @@ ipc::OverrideRequest raised_to_floor(ipc::OverrideRequest o, const law::Critical
 
 Result<std::string> RuntimeChangesKeeper::apply_effective(const ipc::Request& request) {
   const auto* remove = std::get_if<ipc::PortRemoveRequest>(&request);
-  if (remove && std::find(config_ports_.begin(), config_ports_.end(), remove->port) ==
-                    config_ports_.end()) {
+  if (remove &&
+      std::find(config_ports_.begin(), config_ports_.end(), remove->port) == config_ports_.end()) {
     // A port only a runtime change protected: its removal undoes that change.
-    auto undone = changes_.apply(ipc::Request{ipc::ResetRequest{ipc::ResetPort{remove->port}}},
-                                 wall_.now());
+    auto undone =
+        changes_.apply(ipc::Request{ipc::ResetRequest{ipc::ResetPort{remove->port}}}, wall_.now());
     if (!undone) return undone;
     return "port " + std::to_string(remove->port) + " unprotected";
   }
@@ -105,8 +105,7 @@ nlohmann::json RuntimeChangesKeeper::handle(const nlohmann::json& request) {
     return ipc::to_json(ipc::Reply::pong(getpid()));
   }
   std::string warning;
-  if (const auto* o = parsed ? std::get_if<ipc::OverrideRequest>(&*parsed) : nullptr;
-      o && floor_) {
+  if (const auto* o = parsed ? std::get_if<ipc::OverrideRequest>(&*parsed) : nullptr; o && floor_) {
     warning = floor_warning(*o, *floor_);
     *parsed = raised_to_floor(*o, *floor_);
   }

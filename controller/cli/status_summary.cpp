@@ -151,9 +151,9 @@ void interface_summary(const InterfaceStatus& j, std::vector<std::string>& out) 
     out.push_back(line.size() > kSummaryWidth ? line.substr(0, kSummaryWidth) : line);
   }
   uint64_t shed_total = 0, would_total = 0;
-  for (size_t c = 0; c < j.classes.size(); ++c) {
-    shed_total += class_sheds(j.classes[c].counters.values);
-    would_total += class_would_sheds(j.classes[c].counters.values);
+  for (const ClassStatus& k : j.classes) {
+    shed_total += class_sheds(k.counters.values);
+    would_total += class_would_sheds(k.counters.values);
   }
   add(out,
       fmt::format("since attach: shed {}, would-shed {}, RSTs sent {} (capped {}){}", shed_total,

@@ -1,9 +1,9 @@
 #include "daemon/config_check.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <cerrno>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -106,9 +106,8 @@ ConfigCheck check_config(const std::string& config_path, const std::string& run_
                            s.error().message);
   }
   if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) {
-    out.problems.push_back(
-        "the kernel has no BTF (/sys/kernel/btf/vmlinux): the data plane "
-        "cannot load");
+    out.problems.emplace_back(
+        "the kernel has no BTF (/sys/kernel/btf/vmlinux): the data plane cannot load");
   }
   out.plan.push_back("config " + config_path + ": parsed, every key in range");
   std::string dir_line = "run directory " + cfg->daemon.run_dir;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cli/privileges.h"
+#include "cli/usage_message.h"
 #include "cli/version.h"
 #include "common/edit_distance.h"
 #include "common/join.h"
@@ -117,7 +118,8 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   // One line: what is wrong, and where the help for it is.
   app->failure_message([](const CLI::App* root, const CLI::Error& e) {
     const std::string where = command_name(*root);
-    return "edgeshed: " + printable(e.what()) + " (see `" + printable(where) + " --help`)\n";
+    return "edgeshed: " + printable(usage_message(e.what())) + " (see `" + printable(where) +
+           " --help`)\n";
   });
 
   add_attach_command(*app, ctx);
@@ -128,14 +130,17 @@ std::unique_ptr<CLI::App> make_app(CliContext& ctx) {
   add_tuning_commands(*app, ctx);
   add_policy_command(*app, ctx);
   add_run_command(*app, ctx);
+  add_check_command(*app, ctx);
   add_completion_command(*app, ctx);
   add_run_dir_options(*app, ctx);
   return app;
 }
 
-int run_cli(int argc, const char* const* argv, DaemonRunner run_daemon) {
+int run_cli(int argc, const char* const* argv, DaemonRunner run_daemon,
+            ConfigChecker check_config) {
   CliContext ctx;
   ctx.run_daemon = std::move(run_daemon);
+  ctx.check_config = std::move(check_config);
   auto app = make_app(ctx);
   try {
     app->parse(argc, argv);

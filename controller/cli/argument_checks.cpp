@@ -1,6 +1,9 @@
 #include "cli/argument_checks.h"
 
 #include <charconv>
+#include <chrono>
+
+#include <fmt/format.h>
 
 #include "common/duration.h"
 #include "common/ip_prefix.h"
@@ -36,12 +39,45 @@ CLI::Validator port_spec_validator() {
       "PORT[:CLASS]");
 }
 
+CLI::Validator port_number_validator() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        uint32_t port = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+        if (ec != std::errc() || end != text.data() + text.size() || port == 0 || port > 65535) {
+          return "port '" + text + "': expected a port number in 1..65535";
+        }
+        return "";
+      },
+      "PORT");
+}
+
 CLI::Validator duration_validator(bool positive) {
   return CLI::Validator(
       [positive](const std::string& text) -> std::string {
         auto d = parse_duration(text);
         if (!d) return "duration '" + text + "': " + d.error().message;
         if (positive && d->count() <= 0) return "duration must be over 0";
+        return "";
+      },
+      "DURATION");
+}
+
+CLI::Validator seconds_validator(double lo_s, double hi_s) {
+  return CLI::Validator(
+      [lo_s, hi_s](std::string& text) -> std::string {
+        const std::string given = text;
+        double seconds = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+        if (ec != std::errc() || end != text.data() + text.size()) {
+          auto d = parse_duration(text);
+          if (!d) return "duration '" + given + "': " + d.error().message;
+          seconds = std::chrono::duration<double>(*d).count();
+        }
+        if (seconds < lo_s || seconds > hi_s) {
+          return fmt::format("duration '{}': expected {}s..{}s", given, lo_s, hi_s);
+        }
+        text = fmt::format("{}", seconds);
         return "";
       },
       "DURATION");

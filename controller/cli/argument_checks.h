@@ -15,8 +15,16 @@ namespace edgeshed {
 Result<PortClass> parse_port_spec(const std::string& spec, uint8_t protocols);
 CLI::Validator port_spec_validator();
 
+// A bare port number, 1..65535 (port add and remove; --class gives the class).
+CLI::Validator port_number_validator();
+
 // A duration as the config writes it ("10m"); positive: over 0.
 CLI::Validator duration_validator(bool positive);
+
+// A duration in seconds for an option that holds a number of them
+// (--interval): "500ms" or "1s" as everywhere else, a bare number as
+// seconds; rewritten to the seconds and checked within [lo_s, hi_s].
+CLI::Validator seconds_validator(double lo_s, double hi_s);
 
 // A CIDR prefix ("10.244.0.0/16", "2001:db8::/32").
 CLI::Validator ip_prefix_validator();

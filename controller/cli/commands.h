@@ -20,11 +20,19 @@ using CommandRunner = std::function<int()>;
 using DaemonRunner = std::function<int(const std::string& config_path, const std::string& run_dir,
                                        bool run_dir_given)>;
 
+// Checks a config as `run` would, touching nothing, and prints what the
+// daemon would do; returns the exit code. run_dir: the --run-dir given, or
+// empty. Given by the binary's entry, as DaemonRunner is.
+using ConfigChecker =
+    std::function<int(const std::string& config_path, const std::string& run_dir)>;
+
 // Options of the whole program, and what shell completion needs to know.
 struct CliContext {
   CommandRunner run;
   // What `run` runs; empty in a CLI without the daemon (unit tests).
   DaemonRunner run_daemon;
+  // What `check` runs; empty in a CLI without the daemon.
+  ConfigChecker check_config;
   // Where the daemon keeps its state file and control socket.
   std::string run_dir = "/run/edgeshed";
   bool run_dir_given = false;
@@ -50,6 +58,7 @@ void add_top_command(CLI::App& app, CliContext& ctx);
 void add_events_command(CLI::App& app, CliContext& ctx);
 void add_tuning_commands(CLI::App& app, CliContext& ctx);
 void add_run_command(CLI::App& app, CliContext& ctx);
+void add_check_command(CLI::App& app, CliContext& ctx);
 void add_completion_command(CLI::App& app, CliContext& ctx);
 
 // One line on stderr, prefixed with the program name; returns 1.

@@ -7,15 +7,28 @@
 
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
+#include "cli/fail_open_warning.h"
 #include "cli/interface_targets.h"
+#include "cli/port_change.h"
 #include "common/names.h"
 #include "config/config.h"
 #include "dataplane/attach.h"
+#include "dataplane/hook_choice.h"
 
 namespace edgeshed {
 namespace {
 
 constexpr double kNsPerMs = 1e6;
+
+// A warning on stderr, a note on stdout.
+void say_hook_choice(const HookChoice& choice) {
+  if (choice.note.empty()) return;
+  if (choice.warning) {
+    std::cerr << "edgeshed: warning: " << choice.note << "\n";
+  } else {
+    std::cout << choice.note << "\n";
+  }
+}
 
 }  // namespace
 
@@ -46,9 +59,10 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       "Attach the data plane to an interface without a daemon, or replace its programs "
       "atomically; refused while a daemon manages the interface (--force replaces its settings)");
   cmd->add_option("-i,--iface", args->iface, "Interface")->required();
-  ctx.choose(cmd->add_option("--hook", args->hook, names::one_of(names::kHooks, names::kFirstHook))
-                 ->capture_default_str(),
-             names::all_names(names::kHooks, names::kFirstHook));
+  auto* hook = ctx.choose(
+      cmd->add_option("--hook", args->hook, names::one_of(names::kHooks, names::kFirstHook))
+          ->default_str("xdp; xdp-generic on a veth, where native XDP's RSTs are lost"),
+      names::all_names(names::kHooks, names::kFirstHook));
   // A comma-separated list of PORT[:CLASS], each checked as it is parsed.
   auto port_list = [cmd](const char* name, std::vector<std::string>& out, const char* help) {
     return cmd->add_option(name, out, help)->delimiter(',')->check(port_spec_validator());
@@ -81,7 +95,8 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       names::all_names(names::kDraws));
   cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
                   "Fail open when the controller is silent this long; 0 keeps the last policy")
-      ->check(CLI::Range(0.0, 3600e3));
+      ->check(CLI::Range(0.0, 3600e3))
+      ->capture_default_str();
   // A whole number within [lo, hi], its default shown in --help.
   auto bounded = [cmd](const char* name, uint32_t& value, const char* help, uint32_t lo,
                        uint32_t hi) {
@@ -105,7 +120,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
           "Leading bits of an IPv6 source the source-hash draw covers", 1, 128);
   cmd->add_flag("--force", args->force,
                 "Attach even while a daemon manages the interface (its settings are replaced)");
-  cmd->callback([args, &ctx] {
+  cmd->callback([args, &ctx, hook] {
     // Protecting nothing is said, not defaulted: an attach that forgot its
     // port would look healthy and shed nothing.
     std::error_code ec;  // unreadable (not root): taken for a fresh attach
@@ -115,7 +130,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
           "nothing to protect on " + args->iface +
           ": give --port PORT[:CLASS] (or --no-port to attach without a protected port)");
     }
-    ctx.run = [args] {
+    ctx.run = [args, hook_named = hook->count() > 0] {
       // Attaching writes mode, action and limits from this command line,
       // defaults included: under a daemon, that would silently put an
       // enforcing interface back in observe mode. The lock is held through
@@ -133,7 +148,9 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       }
       AttachOptions opts;
       opts.iface = args->iface;
-      opts.hook = parse_hook(args->hook).value();
+      const auto hook_choice = choose_hook(
+          args->iface, hook_named ? std::optional(parse_hook(args->hook).value()) : std::nullopt);
+      opts.hook = hook_choice.hook;
       opts.mode = *names::find(names::kModes, args->mode);
       opts.action = *names::find(names::kActions, args->action);
       opts.draw = *names::find(names::kDraws, args->draw);
@@ -158,6 +175,13 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
         }
         opts.ports = std::move(ports);
       }
+      // A re-attach with --port replaces the ports: said, not done silently.
+      std::vector<PortClass> ports_before;
+      if (!fresh && opts.ports) {
+        if (auto maps = Maps::open_pinned(pin_dir_for(opts.iface))) {
+          if (auto ports = maps->read_ports()) ports_before = std::move(*ports);
+        }
+      }
       auto attached = attach(opts);
       if (!attached) {
         // The lock made the directory: leave none behind a failed attach.
@@ -169,6 +193,17 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
                 << names::name_of(names::kModes, opts.mode) << ", action "
                 << names::name_of(names::kActions, opts.action) << "\n";
       if (!attached->xdp_way.empty()) std::cout << attached->xdp_way << "\n";
+      say_hook_choice(hook_choice);
+      if (!fresh && opts.ports) {
+        if (auto change = describe_port_change(ports_before, *opts.ports); !change.empty()) {
+          std::cout << change << "\n";
+        }
+      }
+      if (opts.mode == EDGESHED_MODE_ENFORCE) {
+        if (auto w = fail_open_warning(attached->maps, opts.iface, "mode enforce")) {
+          std::cerr << "edgeshed: warning: " << *w << "\n";
+        }
+      }
       return 0;
     };
   });
@@ -250,6 +285,9 @@ void add_policy_command(CLI::App& app, CliContext& ctx) {
         return fail(s.error().message);
       }
       std::cout << "policy of " << args->cls << " on " << args->iface << " set\n";
+      if (auto w = fail_open_warning(*maps, args->iface, "policy of " + args->cls)) {
+        std::cerr << "edgeshed: warning: " << *w << "\n";
+      }
       return 0;
     };
   });

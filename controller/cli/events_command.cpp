@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -9,6 +10,7 @@
 
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
+#include "cli/edgeshed_processes.h"
 #include "cli/interface_targets.h"
 #include "cli/interrupt.h"
 #include "cli/status_model.h"
@@ -44,12 +46,39 @@ std::string utc_time(int64_t unix_ns) {
   return fmt::format("{}.{:03d}Z", buf, (unix_ns / 1000000) % 1000);
 }
 
+// Each event goes to one reader of a ring: a second `edgeshed events`
+// splits the stream with this one. Both are told, when each sees the other.
+class OtherReaders {
+ public:
+  // Checks /proc at most every kEvery; says once of each reader it finds.
+  void warn_of_new() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - checked_ < kEvery) return;
+    checked_ = now;
+    for (const auto& p : edgeshed_processes("events")) {
+      if (std::find(told_.begin(), told_.end(), p.pid) != told_.end()) continue;
+      told_.push_back(p.pid);
+      std::cerr << fmt::format(
+          "edgeshed: warning: another `edgeshed events` (pid {}) reads the same rings: each "
+          "event goes to one reader, so each of you sees part of them; stop it for the whole "
+          "stream\n",
+          p.pid);
+    }
+  }
+
+ private:
+  static constexpr auto kEvery = std::chrono::seconds(1);
+  std::chrono::steady_clock::time_point checked_{};
+  std::vector<int> told_;
+};
+
 }  // namespace
 
 void add_events_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string iface, duration;
     bool json = false;
+    bool from_now = false;
     uint64_t count = 0;
   };
   auto args = std::make_shared<Args>();
@@ -63,6 +92,8 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000}));
   cmd->add_option("--duration", args->duration, "Stop after this long (e.g. 30s)")
       ->check(duration_validator(true));
+  cmd->add_flag("--from-now", args->from_now,
+                "Skip the events already waiting in the ring (they may be minutes old)");
   cmd->callback([args, &ctx] {
     ctx.run = [args] {
       auto targets = target_interfaces(args->iface);
@@ -70,12 +101,17 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
       const std::vector<std::string>& ifaces = *targets;
       // Kernel times are CLOCK_MONOTONIC; the offset turns them into wall time.
       const int64_t to_unix = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+      const uint64_t started_ns = static_cast<uint64_t>(clock_ns(CLOCK_MONOTONIC));
+      OtherReaders others;
+      others.warn_of_new();
       uint64_t seen = 0;
       std::vector<EventReader> readers;
       for (const auto& iface : ifaces) {
-        auto r = EventReader::open_pinned(pin_dir_for(iface), [&seen, args, iface,
-                                                               to_unix](const edgeshed_event& ev) {
+        auto r = EventReader::open_pinned(pin_dir_for(iface), [&seen, args, iface, to_unix,
+                                                               started_ns](
+                                                                  const edgeshed_event& ev) {
           if (args->count && seen >= args->count) return;
+          if (args->from_now && ev.ktime_ns < started_ns) return;
           ++seen;
           const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
           const bool observed = ev.outcome == EDGESHED_EVENT_WOULD_SHED ||
@@ -125,6 +161,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
         for (auto& r : readers) {
           if (auto n = r.poll(slice); !n) return fail(n.error().message);
         }
+        others.warn_of_new();
       }
       return 0;
     };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <ctime>
@@ -10,13 +11,13 @@
 #include <vector>
 
 #include "cli/interface_status.h"
+#include "cli/status_text.h"
 #include "common/names.h"
 #include "common/stats.h"
 #include "ipc/state.h"
 
 // The status as text: what `edgeshed status` prints (status_lines()).
 namespace edgeshed {
-namespace {
 
 using Json = nlohmann::ordered_json;
 
@@ -35,7 +36,11 @@ std::string upper(std::string s) {
   return s;
 }
 
+namespace {
+
 std::string rate(double per_sec) { return fmt::format("{:.1f}", per_sec); }
+
+}  // namespace
 
 std::string describe_policy(const ClassStatus& k) {
   const double admit = 1.0 - k.shed_fraction;
@@ -51,6 +56,8 @@ std::string describe_policy(const ClassStatus& k) {
   if (k.tokens_per_sec != 0) out += fmt::format(", {}/s", k.tokens_per_sec);
   return out;
 }
+
+namespace {
 
 std::string class_label(size_t c) { return std::string(names::kClasses[c]); }
 
@@ -90,6 +97,8 @@ std::string left(const std::optional<double>& left_s) {
   return fmt::format("{:.0f} s left", *left_s);
 }
 
+}  // namespace
+
 // "mode enforce (until removed); level critical (15 s left); ..."
 std::string describe_changes(const ipc::ActiveChanges& rc) {
   std::vector<std::string> parts;
@@ -118,6 +127,8 @@ std::string describe_changes(const ipc::ActiveChanges& rc) {
   for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;
 }
+
+namespace {
 
 void daemon_lines(const Json& json, const Json& health, std::vector<std::string>& out) {
   const std::string state = health.value("state", "");
@@ -244,26 +255,43 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
     out.push_back("  quic (no in-flight cap: the kernel counts no live QUIC connections):" +
                   class_totals(j.quic.classes));
   }
-  std::string packets;
+  // Passed undecided, and the rest: sheds dropped rather than answered,
+  // RSTs not sent, events lost.
+  constexpr std::array kPassed = {EDGESHED_GCTR_UNPARSED,    EDGESHED_GCTR_FRAGMENT,
+                                  EDGESHED_GCTR_UNPROTECTED, EDGESHED_GCTR_NO_POLICY,
+                                  EDGESHED_GCTR_TOO_DEEP,    EDGESHED_GCTR_BAD_CHECKSUM,
+                                  EDGESHED_GCTR_TRANSIT};
+  std::string passed, other;
   for (size_t i = 0; i < j.counters.size(); ++i) {
-    packets += fmt::format(" {}={}", names::kGlobalCounters[i], j.counters[i]);
+    const bool pass = std::find(kPassed.begin(), kPassed.end(), i) != kPassed.end();
+    (pass ? passed : other) += fmt::format(" {}={}", names::kGlobalCounters[i], j.counters[i]);
   }
-  out.push_back("  passed without decision:" + packets);
+  out.push_back("  passed without decision:" + passed);
+  out.push_back("  dropped or not answered, and events lost:" + other);
 }
 
 }  // namespace
 
+std::vector<InterfaceStatus> interfaces_of(const Json& status) {
+  std::vector<InterfaceStatus> out;
+  for (const auto& j : status["interfaces"]) {
+    auto s = interface_status_from_json(j);
+    if (s) {
+      out.push_back(std::move(*s));
+    } else {
+      InterfaceStatus unreadable;
+      unreadable.iface = j.value("iface", "?");
+      unreadable.error = s.error().message;
+      out.push_back(std::move(unreadable));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> status_lines(const Json& status) {
   std::vector<std::string> out;
   daemon_lines(status["daemon"], status.value("daemon_health", Json::object()), out);
-  for (const auto& j : status["interfaces"]) {
-    auto s = interface_status_from_json(j);
-    if (!s) {
-      out.push_back(fmt::format("{}: UNREADABLE: {}", j.value("iface", "?"), s.error().message));
-      continue;
-    }
-    interface_lines(*s, out);
-  }
+  for (const auto& s : interfaces_of(status)) interface_lines(s, out);
   return out;
 }
 

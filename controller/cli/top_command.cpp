@@ -10,6 +10,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/argument_checks.h"
 #include "cli/commands.h"
 #include "cli/interface_rates.h"
 #include "cli/interface_targets.h"
@@ -93,16 +94,20 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     double interval_s = 1.0;
     uint32_t iterations = 0;
+    bool verbose = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "top",
       "Live view of level, signals and per-class rates, with a minute of sparklines (q or "
       "Ctrl-C quits and restores the terminal)");
-  cmd->add_option("--interval", args->interval_s, "Seconds between refreshes")
-      ->check(CLI::Range(0.1, 60.0))
+  cmd->add_option("--interval", args->interval_s,
+                  "Time between refreshes (e.g. 500ms, 2s; a bare number is seconds)")
+      ->transform(seconds_validator(0.1, 60.0))
       ->capture_default_str();
   cmd->add_option("--iterations", args->iterations, "Stop after this many frames (0: until q)");
+  cmd->add_flag("-v,--verbose", args->verbose,
+                "Every signal, counter and setting (the default fits 80 columns)");
   cmd->callback([args, &ctx] {
     ctx.run = [args, &ctx] {
       if (auto t = target_interfaces(""); !t) return fail(t.error().message);
@@ -118,7 +123,8 @@ void add_top_command(CLI::App& app, CliContext& ctx) {
         if (frame > 0) history.add(status);  // the first frame has no rates yet
         std::string out = terminal ? "\x1b[H" : "";
         const size_t width = terminal_width();
-        for (auto line : top_frame(status, history, now_text(), args->interval_s)) {
+        for (auto line : top_frame(status, history, now_text(), args->interval_s,
+                                   args->verbose || ctx.verbose)) {
           // Only status lines can be too wide, and they are ASCII.
           if (line.size() > width && line.find('|') == std::string::npos) line.resize(width);
           out += line + (terminal ? "\x1b[K\n" : "\n");

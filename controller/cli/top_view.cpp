@@ -8,6 +8,7 @@
 
 #include "cli/interface_status.h"
 #include "cli/status_model.h"
+#include "cli/status_summary.h"
 #include "common/names.h"
 
 namespace edgeshed {
@@ -54,30 +55,46 @@ void TopHistory::add(const nlohmann::ordered_json& status) {
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) push_bounded(shed_[c], shed[c], kPoints);
 }
 
+std::deque<double> squeeze(const std::deque<double>& values, size_t width) {
+  if (values.size() <= width || width == 0) return values;
+  std::deque<double> out;
+  for (size_t i = 0; i < width; ++i) {
+    const size_t from = i * values.size() / width;
+    const size_t to = (i + 1) * values.size() / width;
+    out.push_back(*std::max_element(values.begin() + static_cast<std::ptrdiff_t>(from),
+                                    values.begin() + static_cast<std::ptrdiff_t>(to)));
+  }
+  return out;
+}
+
 std::vector<std::string> top_frame(const nlohmann::ordered_json& status, const TopHistory& history,
-                                   const std::string& clock, double interval_s) {
+                                   const std::string& clock, double interval_s, bool verbose) {
   std::vector<std::string> out;
   out.push_back(
-      fmt::format("edgeshed top  {}  refresh {:g} s  (q or Ctrl-C to quit)", clock, interval_s));
+      fmt::format("edgeshed top  {}  every {:g} s  (q or Ctrl-C quits)", clock, interval_s));
   out.emplace_back();
   auto last = [](const std::deque<double>& d) { return d.empty() ? 0.0 : d.back(); };
   auto peak = [](const std::deque<double>& d) {
     return d.empty() ? 0.0 : *std::max_element(d.begin(), d.end());
   };
-  const size_t w = TopHistory::kPoints;
+  // A minute of samples in 34 columns: with the label and the figures, 80.
+  constexpr size_t kColumns = 34;
+  out.emplace_back("  last minute");
   // Pressure is drawn against at least 2.0 (critical's default): a calm
   // minute must not look like a storm.
-  out.push_back(fmt::format("  {:<22} |{}| now {:.2f}, max {:.2f}", "pressure (last minute)",
-                            sparkline(history.pressure(), w, 2.0), last(history.pressure()),
-                            peak(history.pressure())));
+  out.push_back(fmt::format("  {:<17}|{}| now {:.2f}, max {:.2f}", "pressure",
+                            sparkline(squeeze(history.pressure(), kColumns), kColumns, 2.0),
+                            last(history.pressure()), peak(history.pressure())));
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     const auto& s = history.shed_rate(c);
-    out.push_back(fmt::format("  {:<22} |{}| now {:.1f}/s, max {:.1f}/s",
+    out.push_back(fmt::format("  {:<17}|{}| now {:.0f}/s max {:.0f}/s",
                               "shed/s " + std::string(names::name_of(names::kClasses, c)),
-                              sparkline(s, w, 1.0), last(s), peak(s)));
+                              sparkline(squeeze(s, kColumns), kColumns, 1.0), last(s), peak(s)));
   }
   out.emplace_back();
-  for (auto& line : status_lines(status)) out.push_back(std::move(line));
+  for (auto& line : verbose ? status_lines(status) : status_summary(status)) {
+    out.push_back(std::move(line));
+  }
   return out;
 }
 

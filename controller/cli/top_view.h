@@ -31,7 +31,14 @@ class TopHistory {
   std::array<std::deque<double>, EDGESHED_NUM_CLASSES> shed_;
 };
 
+// Fits 80 columns (the status as status_summary() prints it) unless
+// verbose (status_lines()).
 std::vector<std::string> top_frame(const nlohmann::ordered_json& status, const TopHistory& history,
-                                   const std::string& clock, double interval_s);
+                                   const std::string& clock, double interval_s,
+                                   bool verbose = false);
+
+// The values squeezed into width points, each the largest of those it
+// stands for: a minute of samples in the columns an 80-column screen has.
+std::deque<double> squeeze(const std::deque<double>& values, size_t width);
 
 }  // namespace edgeshed

@@ -8,10 +8,12 @@
 
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
+#include "cli/fail_open_warning.h"
 #include "cli/interface_targets.h"
 #include "cli/status_model.h"
 #include "common/duration.h"
 #include "common/ip_prefix.h"
+#include "common/join.h"
 #include "common/names.h"
 #include "dataplane/attach.h"
 #include "ipc/control_socket.h"
@@ -150,9 +152,14 @@ void add_mode_command(CLI::App& app, CliContext& ctx) {
             "a mode");
       }
       if (!a->for_text.empty()) return direct_without_for();
-      return write_config_directly(ctx.direct_iface, "mode " + a->mode, [&](edgeshed_config& cfg) {
-        cfg.mode = *names::find(names::kModes, a->mode);
-      });
+      const int rc = write_config_directly(
+          ctx.direct_iface, "mode " + a->mode,
+          [&](edgeshed_config& cfg) { cfg.mode = *names::find(names::kModes, a->mode); });
+      // Failing open, enforce sheds nothing; off and observe lose nothing.
+      if (rc == 0 && *names::find(names::kModes, a->mode) == EDGESHED_MODE_ENFORCE) {
+        warn_if_failing_open(ctx.direct_iface, "mode " + a->mode);
+      }
+      return rc;
     };
   });
 }
@@ -177,9 +184,11 @@ void add_action_command(CLI::App& app, CliContext& ctx) {
             "an action");
       }
       if (!a->for_text.empty()) return direct_without_for();
-      return write_config_directly(
+      const int rc = write_config_directly(
           ctx.direct_iface, "action " + a->action,
           [&](edgeshed_config& cfg) { cfg.action = *names::find(names::kActions, a->action); });
+      if (rc == 0) warn_if_failing_open(ctx.direct_iface, "action " + a->action);
+      return rc;
     };
   });
 }
@@ -252,10 +261,10 @@ void add_override_command(CLI::App& app, CliContext& ctx) {
   });
 }
 
-// `port add PORT [-c CLASS]` and `port remove PORT`
+// `port add PORT[,PORT...] [-c CLASS]` and `port remove PORT[,PORT...]`
 void add_port_command(CLI::App& app, CliContext& ctx) {
   struct Args {
-    uint32_t port = 0;
+    std::vector<std::string> ports;  // checked by port_number_validator()
     std::string cls = "normal";
   };
   auto a = std::make_shared<Args>();
@@ -263,48 +272,71 @@ void add_port_command(CLI::App& app, CliContext& ctx) {
   cmd->require_subcommand(1);
   auto* add = cmd->add_subcommand(
       "add", "Protect PORT for TCP, or change its class (new connections to it may be shed)");
-  add->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
+  add->add_option("PORT", a->ports, "1..65535, comma separated as attach --port takes them")
+      ->required()
+      ->delimiter(',')
+      ->check(port_number_validator());
   ctx.choose(
       add->add_option("-c,--class", a->cls, "Class of its connections")->capture_default_str(),
       kClasses);
   auto* rm = cmd->add_subcommand(
       "remove", "Stop protecting PORT, for TCP and QUIC (its new connections always pass)");
-  rm->add_option("PORT", a->port, "1..65535")->required()->check(CLI::Range(1u, 65535u));
+  rm->add_option("PORT", a->ports, "1..65535, comma separated")
+      ->required()
+      ->delimiter(',')
+      ->check(port_number_validator());
   add_direct_iface_option(add, ctx);
   add_direct_iface_option(rm, ctx);
-  add->callback([a, &ctx] {
-    ctx.run = [a, &ctx] {
+  auto numbers = [a] {
+    std::vector<uint16_t> out;
+    for (const auto& p : a->ports) out.push_back(static_cast<uint16_t>(std::stoul(p)));
+    return out;
+  };
+  add->callback([a, &ctx, numbers] {
+    ctx.run = [a, &ctx, numbers] {
       if (daemon_running(ctx)) {
-        return send_for(
-            ctx, ipc::PortRequest{static_cast<uint16_t>(a->port), traffic_class(a->cls)}, "a port");
+        for (const uint16_t port : numbers()) {
+          if (int rc = send_for(ctx, ipc::PortRequest{port, traffic_class(a->cls)}, "a port");
+              rc != 0) {
+            return rc;
+          }
+        }
+        return 0;
       }
-      const auto what = "port " + std::to_string(a->port) + " protected as " + a->cls;
+      const auto what = "port " + join(a->ports, ",") + " protected as " + a->cls;
       return write_directly(ctx.direct_iface, what, [&](const Maps& maps) -> Status {
         auto ports = maps.read_ports();
         if (!ports) return ports.error();
-        // A port number's protocols share its class; a new port is TCP.
-        auto it = std::find_if(ports->begin(), ports->end(),
-                               [&](const PortClass& p) { return p.port == a->port; });
-        if (it == ports->end()) {
-          ports->push_back({static_cast<uint16_t>(a->port), *names::find(names::kClasses, a->cls)});
-        } else {
-          it->class_id = *names::find(names::kClasses, a->cls);
+        for (const uint16_t port : numbers()) {
+          // A port number's protocols share its class; a new port is TCP.
+          auto it = std::find_if(ports->begin(), ports->end(),
+                                 [&](const PortClass& p) { return p.port == port; });
+          if (it == ports->end()) {
+            ports->push_back({port, *names::find(names::kClasses, a->cls)});
+          } else {
+            it->class_id = *names::find(names::kClasses, a->cls);
+          }
         }
         return maps.set_ports(*ports);
       });
     };
   });
-  rm->callback([a, &ctx] {
-    ctx.run = [a, &ctx] {
+  rm->callback([a, &ctx, numbers] {
+    ctx.run = [a, &ctx, numbers] {
       if (daemon_running(ctx)) {
-        return send_for(ctx, ipc::PortRemoveRequest{static_cast<uint16_t>(a->port)}, "a port");
+        for (const uint16_t port : numbers()) {
+          if (int rc = send_for(ctx, ipc::PortRemoveRequest{port}, "a port"); rc != 0) return rc;
+        }
+        return 0;
       }
-      return write_directly(ctx.direct_iface, "port " + std::to_string(a->port) + " unprotected",
+      return write_directly(ctx.direct_iface, "port " + join(a->ports, ",") + " unprotected",
                             [&](const Maps& maps) -> Status {
                               auto ports = maps.read_ports();
                               if (!ports) return ports.error();
-                              std::erase_if(*ports,
-                                            [&](const PortClass& p) { return p.port == a->port; });
+                              const auto gone = numbers();
+                              std::erase_if(*ports, [&](const PortClass& p) {
+                                return std::find(gone.begin(), gone.end(), p.port) != gone.end();
+                              });
                               return maps.set_ports(*ports);
                             });
     };

@@ -189,6 +189,9 @@ struct DataplaneConfig {
 struct InterfaceConfig {
   std::string name;
   Hook hook = Hook::kXdp;
+  // The config names the hook; otherwise the attach may take another where
+  // xdp would not deliver RSTs (dataplane/hook_choice.h: a veth).
+  bool hook_named = false;
   // "<file>:<line>:<column>: interface[i].name", for the daemon's errors about an
   // interface it cannot find (the parse cannot know the host's interfaces).
   std::string where;

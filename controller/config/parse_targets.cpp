@@ -33,7 +33,7 @@ void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfac
       reader.invalid("name", "duplicate of " + it->second);
     }
   }
-  reader.choice("hook", interface.hook, names::kHooks, EDGESHED_HOOK_XDP);
+  interface.hook_named = reader.choice("hook", interface.hook, names::kHooks, EDGESHED_HOOK_XDP);
   interfaces.push_back(interface);
 }
 

@@ -6,6 +6,7 @@
 
 #include "config/signal_table.h"
 #include "dataplane/attach.h"
+#include "dataplane/hook_choice.h"
 
 namespace edgeshed::daemon {
 
@@ -13,7 +14,15 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
   for (const auto& iface : cfg.interfaces) {
     AttachOptions opts;
     opts.iface = iface.name;
-    opts.hook = static_cast<uint32_t>(iface.hook);
+    const auto hook =
+        choose_hook(iface.name, iface.hook_named ? std::optional(static_cast<uint32_t>(iface.hook))
+                                                 : std::nullopt);
+    opts.hook = hook.hook;
+    if (hook.warning) {
+      spdlog::warn("{}", hook.note);
+    } else if (!hook.note.empty()) {
+      spdlog::info("{}", hook.note);
+    }
     opts.mode = static_cast<uint32_t>(cfg.dataplane.mode);
     opts.action = static_cast<uint32_t>(effective.dataplane.action);
     opts.draw = static_cast<uint32_t>(cfg.dataplane.draw);

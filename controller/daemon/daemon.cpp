@@ -23,8 +23,6 @@ namespace edgeshed::daemon {
 using ipc::ControlServer;
 using ipc::kControlSocketName;
 using ipc::kRuntimeFileName;
-using ipc::make_run_dir;
-using ipc::record_start;
 
 namespace {
 
@@ -48,6 +46,27 @@ std::vector<uint16_t> tcp_ports(const config::Config& config) {
   return ports;
 }
 
+// A start refused before it took the run directory's lock is recorded
+// (`edgeshed status` says why the daemon is not running) only when it can
+// take the lock: a config refused while a healthy daemon runs there is no
+// start of that daemon, and must not make it look crash-looping.
+Error refused_start(const std::string& run_dir, const Error& why) {
+  auto lock = RunDirLock::lock(run_dir);
+  if (!lock) {
+    return make_error(why.message + " (not recorded as a start: " + lock.error().message +
+                      "; `edgeshed check --config FILE` checks a config without starting)");
+  }
+  lock->record_start_failure(why.message);
+  return why;
+}
+
+// Every port the config protects, whatever its protocol.
+std::vector<uint16_t> all_ports(const config::Config& config) {
+  std::vector<uint16_t> ports;
+  for (const auto& p : config.ports) ports.push_back(p.port);
+  return ports;
+}
+
 int64_t unix_ms(WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -65,6 +84,7 @@ Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunD
       tick_(dataplane_, {clock_, wall_}, *law_, changes_, publisher_, TickSettings::from(config_)),
       learnt_(tcp_ports(config_)) {
   changes_.set_critical_floor(config_.critical_floor);
+  changes_.set_config_ports(all_ports(config_));
 }
 
 Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
@@ -75,18 +95,14 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const std::string& config_path,
   if (!cfg) {
     // Without a config there is no run directory of its own: the failure
     // goes where `edgeshed status` looks, the one named or the default.
-    const std::string& dir = run_dir_choice.path;
-    if (make_run_dir(dir)) (void)record_start(dir, cfg.error().message);
-    return cfg.error();
+    return refused_start(run_dir_choice.path, cfg.error());
   }
   // The operator's --run-dir wins over the file: nothing is written elsewhere.
   if (run_dir_choice.from_command_line) cfg->daemon.run_dir = run_dir_choice.path;
   // Refused like a config that does not parse: before the lock and the
   // kernel, recorded for `edgeshed status`.
   if (auto s = check_config_can_start(*cfg, config_path); !s) {
-    const std::string& dir = cfg->daemon.run_dir;
-    if (make_run_dir(dir)) (void)record_start(dir, s.error().message);
-    return s.error();
+    return refused_start(cfg->daemon.run_dir, s.error());
   }
   // A second daemon refused by the lock is not a start of this run directory.
   auto run_dir = RunDirLock::lock(cfg->daemon.run_dir);
@@ -202,6 +218,7 @@ void Daemon::reload() {
   tick_.replace_signals(std::move(*signals), TickSettings::from(plan.config));
   law_->reconfigure(plan.config.law_config());
   changes_.set_critical_floor(plan.config.critical_floor);
+  changes_.set_config_ports(all_ports(plan.config));
   spdlog::set_level(spdlog::level::from_str(plan.config.daemon.log_level));
   config_ = std::move(plan.config);
   learnt_.set_ports(tcp_ports(config_));

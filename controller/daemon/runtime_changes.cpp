@@ -105,8 +105,9 @@ Result<std::string> RuntimeChanges::apply(const ipc::Request& request, WallTime 
 }
 
 Result<std::string> RuntimeChanges::reset(const ipc::ResetTarget& target) {
+  // Nothing to undo is done already: a runbook's reset may run twice.
   auto cleared = [](bool had, const std::string& text) -> Result<std::string> {
-    if (!had) return make_error("no runtime " + text + " to reset");
+    if (!had) return "no runtime " + text + " to reset: already the config's";
     return text + " back to the config";
   };
   if (const auto* group = std::get_if<ipc::ResetGroup>(&target)) {

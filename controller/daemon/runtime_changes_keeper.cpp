@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -74,15 +75,41 @@ std::string floor_warning(const ipc::OverrideRequest& o, const law::CriticalFloo
   return raised.empty() ? "" : "critical keeps its floor: " + raised;
 }
 
+// A critical override as the law applies it, raised to the floor: what is
+// kept, and shown by status, is what is in force.
+ipc::OverrideRequest raised_to_floor(ipc::OverrideRequest o, const law::CriticalFloor& floor) {
+  if (o.traffic_class != law::TrafficClass::kCritical) return o;
+  if (o.admit_fraction) o.admit_fraction = std::max(*o.admit_fraction, floor.fraction);
+  if (o.inflight_cap) o.inflight_cap = std::max(*o.inflight_cap, floor.inflight);
+  return o;
+}
+
 }  // namespace
+
+Result<std::string> RuntimeChangesKeeper::apply_effective(const ipc::Request& request) {
+  const auto* remove = std::get_if<ipc::PortRemoveRequest>(&request);
+  if (remove &&
+      std::find(config_ports_.begin(), config_ports_.end(), remove->port) == config_ports_.end()) {
+    // A port only a runtime change protected: its removal undoes that change.
+    auto undone =
+        changes_.apply(ipc::Request{ipc::ResetRequest{ipc::ResetPort{remove->port}}}, wall_.now());
+    if (!undone) return undone;
+    return "port " + std::to_string(remove->port) + " unprotected";
+  }
+  return changes_.apply(request, wall_.now());
+}
 
 nlohmann::json RuntimeChangesKeeper::handle(const nlohmann::json& request) {
   auto parsed = ipc::parse_request(request);
   if (parsed && std::holds_alternative<ipc::PingRequest>(*parsed)) {
     return ipc::to_json(ipc::Reply::pong(getpid()));
   }
-  auto changed =
-      parsed ? changes_.apply(*parsed, wall_.now()) : Result<std::string>(parsed.error());
+  std::string warning;
+  if (const auto* o = parsed ? std::get_if<ipc::OverrideRequest>(&*parsed) : nullptr; o && floor_) {
+    warning = floor_warning(*o, *floor_);
+    *parsed = raised_to_floor(*o, *floor_);
+  }
+  auto changed = parsed ? apply_effective(*parsed) : Result<std::string>(parsed.error());
   if (!changed) {
     spdlog::warn("operator request refused: {} ({})", changed.error().message, request.dump());
     return ipc::to_json(ipc::Reply::failure(changed.error().message));
@@ -92,11 +119,7 @@ nlohmann::json RuntimeChangesKeeper::handle(const nlohmann::json& request) {
   apply();
   // In force from the next tick: an extra tick here would count towards the
   // law's dwell times.
-  std::string warning;
-  if (const auto* o = std::get_if<ipc::OverrideRequest>(&*parsed); o && floor_) {
-    warning = floor_warning(*o, *floor_);
-    if (!warning.empty()) spdlog::warn("operator: {}", warning);
-  }
+  if (!warning.empty()) spdlog::warn("operator: {}", warning);
   return ipc::to_json(ipc::Reply::success(*changed, warning));
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -39,6 +40,9 @@ class RuntimeChangesKeeper {
   // The config's critical floor, which the law raises critical's overrides
   // to: a reply says so instead of leaving the operator to find out.
   void set_critical_floor(const law::CriticalFloor& floor) { floor_ = floor; }
+  // The ports the config protects: removing one it does not is undoing an
+  // add, not a change to keep (status would list "port N removed").
+  void set_config_ports(std::vector<uint16_t> ports) { config_ports_ = std::move(ports); }
 
   const RuntimeChanges& changes() const { return changes_; }
   config::Config applied_to(config::Config cfg) const {
@@ -47,12 +51,16 @@ class RuntimeChangesKeeper {
 
  private:
   void save() const;
+  // The request as it takes effect: a port the config does not protect,
+  // removed, is the add undone.
+  Result<std::string> apply_effective(const ipc::Request& request);
 
   std::string path_;
   const WallClock& wall_;
   Apply apply_;
   RuntimeChanges changes_;
   std::optional<law::CriticalFloor> floor_;
+  std::vector<uint16_t> config_ports_;
 };
 
 }  // namespace edgeshed::daemon

@@ -82,4 +82,13 @@ Result<bool> strips_vlan_tags(const std::string& iface) {
   return (flags.data & ETH_FLAG_RXVLAN) != 0;
 }
 
+Result<std::string> driver_name(const std::string& iface) {
+  ethtool_drvinfo info{};
+  info.cmd = ETHTOOL_GDRVINFO;
+  ifreq request{};
+  request.ifr_data = reinterpret_cast<char*>(&info);
+  if (auto s = interface_ioctl(iface, SIOCETHTOOL, request, "the driver"); !s) return s.error();
+  return std::string(info.driver, strnlen(info.driver, sizeof(info.driver)));
+}
+
 }  // namespace edgeshed

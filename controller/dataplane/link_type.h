@@ -29,4 +29,7 @@ Result<LinkFraming> read_link_framing(const std::string& iface);
 // (rx-vlan-offload): native XDP then finds the tag only through the driver.
 Result<bool> strips_vlan_tags(const std::string& iface);
 
+// The interface's driver as ethtool names it ("veth", "virtio_net", ...).
+Result<std::string> driver_name(const std::string& iface);
+
 }  // namespace edgeshed

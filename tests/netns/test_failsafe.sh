@@ -58,7 +58,7 @@ kill_daemon() {
 # expect_status WHAT...: the text status contains every WHAT.
 expect_status() {
 	local out
-	out=$(es status --iface "$SRV_IF" --interval 0 2>&1) || true
+	out=$(es status --iface "$SRV_IF" --interval 0 --verbose 2>&1) || true
 	for want in "$@"; do
 		grep -qF -- "$want" <<<"$out" || fail "status lacks '$want':
 $out"

@@ -55,7 +55,7 @@ check_eq "observe mode: refused" "$shed" 0
 learnt=$(jq -c '.learnt // empty' "$SC_STATE")
 [ -n "$learnt" ] || fail "state.json has no \"learnt\" after $LEARN_S s at half load: $(cat "$SC_STATE")"
 echo "state.json learnt: $learnt"
-"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "learnt while healthy" ||
+"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" --verbose | grep "learnt while healthy" ||
 	fail "status prints no learnt line"
 floor=$(jq -r '.learnt.floor_ms * 10 | round / 10' "$SC_STATE")
 rate=$(jq -r '.learnt.rate | round' "$SC_STATE")

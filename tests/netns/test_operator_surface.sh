@@ -4,7 +4,7 @@
 # the message must name, and the command line; after each row nothing is
 # attached (no pin directory, no XDP program, no TC filter on the lab's
 # interface) and nothing is written (the run directory named holds at most
-# the start record of a refused `run`, the run directory a config names is
+# the start record of a refused `run` and the lock it took to record it, the run directory a config names is
 # never made). Then the same with a daemon running, and as a user without
 # privileges (uid 64999).
 source "$(dirname "$0")/lib.sh"
@@ -58,7 +58,8 @@ nothing_done() {
 	if [ -d "$run" ]; then
 		for f in "$run"/* "$run"/.[!.]*; do
 			[ -e "$f" ] || continue
-			[ "$(basename "$f")" = starts.json ] || fail "$row: wrote $f"
+			# A refused start is recorded by a process that took the lock (#52).
+			case $(basename "$f") in starts.json | daemon.lock) ;; *) fail "$row: wrote $f" ;; esac
 		done
 	fi
 	# The default run directory holds no trace of this test's configs.
@@ -107,12 +108,12 @@ table_without_daemon() {
 	# Protecting nothing is said on purpose or refused.
 	expect 2 'nothing to protect on .*give --port' as=srv -- attach --iface "$SRV_IF" --hook xdp-generic
 	expect 2 "port '0': expected 1\.\.65535" as=srv -- attach --iface "$SRV_IF" --port 0
-	expect 2 'PORT: Value 0 not in range 1 to 65535' -- port add 0 --run-dir "$run"
+	expect 2 "port '0': expected a port number in 1\.\.65535" -- port add 0 --run-dir "$run"
 	expect 2 'excludes' as=srv -- attach --iface "$SRV_IF" --no-port --port 80
 	# Checked at the edge: usage errors exit 2, before anything is read.
 	expect 2 "unknown command 'stauts'; did you mean 'status'\?" -- stauts
 	expect 2 "unknown command 'ad'; did you mean 'add'\?" -- port ad 80
-	expect 2 'count: Value -1 not in range' -- events -n -1
+	expect 2 "count '-1': expected a number in 1\.\." -- events -n -1
 	expect 2 "reset 'port:70000': the port must be in 1\.\.65535" -- reset port:70000 --run-dir "$run"
 	expect 2 "cannot reset 'bogus': give all, mode" -- reset bogus --run-dir "$run"
 	expect 2 '--burst requires --rate' -- policy --iface "$SRV_IF" --class normal --burst 10
@@ -177,7 +178,7 @@ expect 1 '--iface nosuch0: the running daemon does not manage nosuch0' -- mode e
 expect 1 'nothing is attached on nonexistent' -- status --iface nonexistent --run-dir "$run"
 expect 2 "reset 'port:70000': the port must be in 1\.\.65535" -- reset port:70000 --run-dir "$run"
 expect 2 "cannot reset 'bogus'" -- reset bogus --run-dir "$run"
-expect 2 'count: Value -1 not in range' -- events -n -1 --run-dir "$run"
+expect 2 "count '-1': expected a number in 1\.\." -- events -n -1 --run-dir "$run"
 expect 2 '--burst requires --rate' -- policy --iface "$SRV_IF" --class normal --burst 10
 for cmd in "status" "top --iterations 1" "events -n 1"; do
 	# shellcheck disable=SC2086 # a command line

@@ -5,6 +5,7 @@
 
 #include "cli/interface_status.h"
 #include "cli/status_model.h"
+#include "cli/status_summary.h"
 #include "ipc/state.h"
 
 namespace edgeshed {
@@ -69,13 +70,56 @@ TEST(TopView, FrameHasSparklinesAndTheStatus) {
   auto frame = top_frame(status_with(1.5, 120), h, "03:12:01", 1);
   ASSERT_GE(frame.size(), 10u);
   EXPECT_NE(frame[0].find("edgeshed top  03:12:01"), std::string::npos);
-  EXPECT_NE(frame[2].find("pressure"), std::string::npos);
-  EXPECT_NE(frame[2].find("now 1.50, max 1.50"), std::string::npos);
-  EXPECT_NE(frame[4].find("shed/s normal"), std::string::npos);
-  EXPECT_NE(frame[4].find("now 120.0/s"), std::string::npos);
+  EXPECT_NE(frame[2].find("last minute"), std::string::npos);
+  EXPECT_NE(frame[3].find("pressure"), std::string::npos);
+  EXPECT_NE(frame[3].find("now 1.50, max 1.50"), std::string::npos);
+  EXPECT_NE(frame[5].find("shed/s normal"), std::string::npos);
+  EXPECT_NE(frame[5].find("now 120/s"), std::string::npos);
   bool status_line = false;
   for (const auto& l : frame) status_line |= l.find("level high") != std::string::npos;
   EXPECT_TRUE(status_line);
+}
+
+// Columns on a terminal: a sparkline's block is 3 bytes of UTF-8 and one column.
+size_t columns(const std::string& line) {
+  size_t n = 0;
+  for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// #52 row 10: status and top on one 80-column screen, shed and latency in it.
+TEST(StatusSummary, FitsEightyColumnsWithTheLevelAndTheShedClasses) {
+  TopHistory h;
+  for (int i = 0; i < 70; ++i) h.add(status_with(1.5, 120));
+  auto status = status_with(1.5, 120);
+  status["interfaces"][0]["fail_open"] = true;
+  status["interfaces"][0]["fail_open_reason"] =
+      "no controller has ever published a heartbeat, and this reason is long enough to wrap";
+  for (const auto& lines : {status_summary(status), top_frame(status, h, "03:12:01", 1)}) {
+    bool level = false, table = false;
+    for (const auto& l : lines) {
+      EXPECT_LE(columns(l), kSummaryWidth) << l;
+      level |= l.find("level high") != std::string::npos;
+      table |= l.find("shed/s") != std::string::npos && l.find("admitted/s") != std::string::npos;
+    }
+    EXPECT_TRUE(level);
+    EXPECT_TRUE(table);
+  }
+}
+
+TEST(StatusSummary, WrapsAtSpacesWithAnIndent) {
+  EXPECT_EQ(wrap("aaa bbb ccc", 8, "", "  "), (std::vector<std::string>{"aaa bbb", "  ccc"}));
+  EXPECT_EQ(wrap("a-long-path x", 5, "", " "),
+            (std::vector<std::string>{"a-long-path", " x"}));  // a word stays whole
+}
+
+TEST(TopView, SqueezesAMinuteIntoTheColumnsKeepingPeaks) {
+  std::deque<double> v(60, 0.0);
+  v[31] = 5;
+  auto s = squeeze(v, 30);
+  ASSERT_EQ(s.size(), 30u);
+  EXPECT_EQ(s[15], 5);
+  EXPECT_EQ(squeeze({1, 2}, 30), (std::deque<double>{1, 2}));
 }
 
 TEST(StatusLines, SayWhyTheDataPlaneFailsOpen) {

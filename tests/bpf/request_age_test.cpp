@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
+#include "bpf/tracked_loopback.h"
 #include "common/fd.h"
 #include "common/loopback.h"
 #include "common/packet.h"
@@ -23,10 +24,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr char kRequest[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-constexpr size_t kRequestBytes = sizeof(kRequest) - 1;
-constexpr char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
-constexpr size_t kResponseBytes = sizeof(kResponse) - 1;
+constexpr const char* kRequest = kHttpRequest;
+constexpr size_t kRequestBytes = kHttpRequestBytes;
+constexpr const char* kResponse = kHttpResponse;
+constexpr size_t kResponseBytes = kHttpResponseBytes;
 // The gate's age in the gate tests: long enough that the test's own
 // scheduling (a few ms) stays inside the slices it reads (33.5 ms each).
 constexpr uint32_t kGateAgeUs = 200'000;
@@ -34,40 +35,8 @@ constexpr uint32_t kGateAgeUs = 200'000;
 // wherever in its slice they fell: between 233.5 and 267 ms after.
 constexpr auto kGateReads = 250ms;
 
-void send_bytes(int fd, const char* bytes, size_t n) {
-  ASSERT_EQ(send(fd, bytes, n, MSG_NOSIGNAL), static_cast<ssize_t>(n));
-}
-void read_bytes(int fd, size_t n) {
-  std::string buf(n, '\0');
-  ASSERT_EQ(recv(fd, buf.data(), n, MSG_WAITALL), static_cast<ssize_t>(n));
-}
-void reset_on_close(int fd) {
-  linger l{1, 0};
-  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
-}
-
-class RequestAgeTest : public ::testing::Test {
+class RequestAgeTest : public TrackedLoopbackTest {
  protected:
-  void SetUp() override {
-    link_request_tracking(dp_, links_);
-    if (IsSkipped() || HasFatalFailure()) return;
-    dp_.count_this_netns_only();
-    listener_ = listen_on_loopback(AF_INET, &port_, 512);
-    ASSERT_TRUE(dp_.maps().set_ports(
-        {{kNormalPort, EDGESHED_CLASS_NORMAL}, {port_, EDGESHED_CLASS_NORMAL}}));
-  }
-
-  struct Pair {
-    Fd client, server;
-  };
-  Pair open_pair() {
-    Pair p;
-    p.client = connect_loopback(AF_INET, port_);
-    p.server = Fd(accept(listener_.get(), nullptr, nullptr));
-    EXPECT_TRUE(p.server.valid());
-    return p;
-  }
-
   uint64_t in_service() const {
     return dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL];
   }
@@ -99,11 +68,6 @@ class RequestAgeTest : public ::testing::Test {
   }
   uint64_t gate_count() const { return dp_.stats().global[EDGESHED_GCTR_QUEUE_GATE]; }
   bool evidence() const { return dp_.maps().read_queue_evidence().value()[EDGESHED_CLASS_NORMAL]; }
-
-  DataplaneFixture dp_;
-  std::vector<BpfLink> links_;
-  Fd listener_;
-  uint16_t port_ = 0;
 };
 
 // Three long polls stay in service while 10^5 requests of every shape come

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
+#include "bpf/tracked_loopback.h"
 #include "common/fd.h"
 #include "common/loopback.h"
 #include "dataplane/inflight_seed.h"
@@ -27,51 +28,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr char kRequest[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-constexpr size_t kRequestBytes = sizeof(kRequest) - 1;
-constexpr char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
-constexpr size_t kResponseBytes = sizeof(kResponse) - 1;
+constexpr size_t kRequestBytes = kHttpRequestBytes;
+constexpr size_t kResponseBytes = kHttpResponseBytes;
 
-void send_request(int fd) {
-  ASSERT_EQ(send(fd, kRequest, kRequestBytes, MSG_NOSIGNAL), static_cast<ssize_t>(kRequestBytes));
-}
-void send_response(int fd) {
-  ASSERT_EQ(send(fd, kResponse, kResponseBytes, MSG_NOSIGNAL),
-            static_cast<ssize_t>(kResponseBytes));
-}
-// Reads exactly n bytes (the test's messages are small: one recv each,
-// unless they were coalesced, which MSG_WAITALL with an exact size handles).
-void read_bytes(int fd, size_t n) {
-  std::string buf(n, '\0');
-  ASSERT_EQ(recv(fd, buf.data(), n, MSG_WAITALL), static_cast<ssize_t>(n));
-}
-void reset_on_close(int fd) {
-  linger l{1, 0};
-  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
-}
-
-class RequestCountTest : public ::testing::Test {
+class RequestCountTest : public TrackedLoopbackTest {
  protected:
-  void SetUp() override {
-    link_request_tracking(dp_, links_);
-    if (IsSkipped() || HasFatalFailure()) return;
-    dp_.count_this_netns_only();
-    listener_ = listen_on_loopback(AF_INET, &port_, 512);
-    ASSERT_TRUE(dp_.maps().set_ports(
-        {{kNormalPort, EDGESHED_CLASS_NORMAL}, {port_, EDGESHED_CLASS_NORMAL}}));
-  }
-
-  struct Pair {
-    Fd client, server;
-  };
-  Pair open_pair() {
-    Pair p;
-    p.client = connect_loopback(AF_INET, port_);
-    p.server = Fd(accept(listener_.get(), nullptr, nullptr));
-    EXPECT_TRUE(p.server.valid());
-    return p;
-  }
-
   // Counts change in softirq context: wait for them rather than race. The
   // port's and the class's count agree, and so do the connections.
   void expect_in_service(uint64_t want, uint64_t connections) {
@@ -94,10 +55,6 @@ class RequestCountTest : public ::testing::Test {
     send_response(p.server.get());
   }
 
-  DataplaneFixture dp_;
-  std::vector<BpfLink> links_;
-  Fd listener_;
-  uint16_t port_ = 0;
 };
 
 TEST_F(RequestCountTest, IdleConnectionsCountNothing) {

@@ -167,17 +167,23 @@ TEST_F(ControlLawTest, AfterFailOpenEscalationNeedsFreshEvidence) {
 
 // --- the queue gate
 
+// A tick of 10 slots x 20 ms at half load, as the kernel measures it.
+TickInputs healthy_service() {
+  TickInputs in = inputs({reading("load", 0.1)});
+  in.latency_seconds = 0.020;
+  in.tail_latency_seconds = 0.022;
+  in.completions = 25;
+  in.inflight = {0, 5, 0};
+  return in;
+}
+
 // A service seen healthy for a few seconds teaches its p99.9: with
 // queue_gate = 2, the classes the adaptive limit caps get the gate at 2x of
 // it, the others none, nor a class an operator pinned to a cap of their own.
 TEST_F(ControlLawTest, TheQueueGateGoesWithTheAdaptiveLimit) {
   config_.policy = default_policy_table(kUnlimited, /*cap_below_high=*/true);
   config_.limit.capacity.queue_gate = 2.0;
-  TickInputs healthy = inputs({reading("load", 0.1)});
-  healthy.latency_seconds = 0.020;
-  healthy.tail_latency_seconds = 0.022;
-  healthy.completions = 25;
-  healthy.inflight = {0, 5, 0};
+  const TickInputs healthy = healthy_service();
   Decision decision = tick(healthy);
   EXPECT_FALSE(decision.queue_age.has_value()) << "nothing learnt yet";
   config_.limit.capacity.queue_gate = 0.0;
@@ -207,11 +213,7 @@ TEST_F(ControlLawTest, TheQueueGateGoesWithTheAdaptiveLimit) {
 TEST_F(ControlLawTest, TheGatesEvidenceProvesTheQueue) {
   config_.policy = default_policy_table(kUnlimited, /*cap_below_high=*/true);
   config_.limit.capacity.queue_gate = 2.0;
-  TickInputs healthy = inputs({reading("load", 0.1)});
-  healthy.latency_seconds = 0.020;
-  healthy.tail_latency_seconds = 0.022;
-  healthy.completions = 25;
-  healthy.inflight = {0, 5, 0};
+  const TickInputs healthy = healthy_service();
   for (int i = 0; i < 31; ++i) EXPECT_TRUE(tick(healthy).adaptive_limit_open);
   TickInputs queued = healthy;
   queued.inflight = {0, 14, 0};

@@ -133,7 +133,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
       }
       AttachOptions opts;
       opts.iface = args->iface;
-      opts.hook = parse_hook(args->hook).value();
+      opts.hook = static_cast<uint32_t>(*names::find<config::Hook>(args->hook));
       opts.mode = *names::find(names::kModes, args->mode);
       opts.action = *names::find(names::kActions, args->action);
       opts.draw = *names::find(names::kDraws, args->draw);
@@ -165,7 +165,7 @@ void add_attach_command(CLI::App& app, CliContext& ctx) {
         return fail(attached.error().message);
       }
       std::cout << (attached->adopted ? "replaced programs on " : "attached to ") << opts.iface
-                << " at " << hook_name(opts.hook) << ", mode "
+                << " at " << names::name_of(names::kHooks, opts.hook) << ", mode "
                 << names::name_of(names::kModes, opts.mode) << ", action "
                 << names::name_of(names::kActions, opts.action) << "\n";
       if (!attached->xdp_way.empty()) std::cout << attached->xdp_way << "\n";

@@ -13,6 +13,7 @@
 #include "common/duration.h"
 #include "common/ip_prefix.h"
 #include "common/names.h"
+#include "config/config.h"
 #include "dataplane/attach.h"
 #include "ipc/control_socket.h"
 #include "ipc/reset_target.h"
@@ -256,7 +257,7 @@ void add_override_command(CLI::App& app, CliContext& ctx) {
 void add_port_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     uint32_t port = 0;
-    std::string cls = "normal";
+    std::string cls{names::name_of(config::PortConfig{}.traffic_class)};
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("port", "Protect a port, or stop protecting it");

@@ -72,7 +72,8 @@ class HostLimitsTest : public ::testing::TestWithParam<Entry> {
 };
 
 TEST_P(HostLimitsTest, TwoInterfacesShareAClassRate) {
-  for (const auto* dp : {&*a_, &*b_}) dp->set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 1, 0, 0});
+  for (const auto* dp : {&*a_, &*b_})
+    dp->set_class_policy(EDGESHED_CLASS_NORMAL, {0, 0, 1, 1, 0, 0});
   const Bytes syn = PacketBuilder::syn_v4().build();
   EXPECT_EQ(a_->run(GetParam(), syn).verdict, Verdict::kPass) << "the host's one token";
   EXPECT_EQ(b_->run(GetParam(), syn).verdict, Verdict::kDrop) << "none left on the other interface";
@@ -91,7 +92,8 @@ TEST_P(HostLimitsTest, TwoInterfacesShareTheReflectionLimit) {
   const Bytes syn = PacketBuilder::syn_v4(40000, kNormalPort, "192.0.2.7").build();
   EXPECT_EQ(a_->run(GetParam(), syn).verdict, Verdict::kTx);
   EXPECT_EQ(b_->run(GetParam(), syn).verdict, Verdict::kTx);
-  EXPECT_EQ(a_->run(GetParam(), syn).verdict, Verdict::kDrop) << "the network's burst of 2 is spent";
+  EXPECT_EQ(a_->run(GetParam(), syn).verdict, Verdict::kDrop)
+      << "the network's burst of 2 is spent";
   EXPECT_EQ(b_->run(GetParam(), syn).verdict, Verdict::kDrop);
 }
 

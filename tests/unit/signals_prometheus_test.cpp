@@ -563,14 +563,16 @@ TEST(ScrapeUrl, ParsesHostPortAndTarget) {
 // reason after the URL; what it reads but edgeshed cannot fetch, with ours.
 TEST(ScrapeUrl, RejectsWhatItCannotFetch) {
   const std::pair<const char*, const char*> bad[] = {
+      // Ours.
       {"https://h/m", "https is not supported"},
       {"h:80/m", "must start with http://"},
       {"ftp://h/m", "must start with http://"},
-      {"http://:80/m", "'http://:80/m': "},
       {"http://h:0/", "port '0' is not 1-65535"},
+      {"http://u:p@h/", "user info"},
+      // curl's.
+      {"http://:80/m", "'http://:80/m': "},
       {"http://h:65536/", "'http://h:65536/': "},
       {"http://h:x/", "'http://h:x/': "},
-      {"http://u:p@h/", "user info"},
       {"http://::1:80/", "'http://::1:80/': "},
       {"http://[::1/", "'http://[::1/': "},
       {"http://[nope]/", "'http://[nope]/': "},

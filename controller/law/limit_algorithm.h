@@ -42,6 +42,8 @@ struct Knowledge {
   double rate = 0.0;           // completions per second then
   uint32_t peak_inflight = 0;  // the most in service seen while healthy
   uint64_t readings = 0;       // ticks it was learnt from
+  double tail_seconds = 0.0;   // 0 in a file from before it
+  double low_seconds = 0.0;    // 0 in a file from before it
 
   bool operator==(const Knowledge&) const = default;
 };

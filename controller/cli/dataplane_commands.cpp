@@ -1,177 +1,19 @@
-// attach, detach and policy: commands that change the data plane directly.
-#include <unistd.h>
-
+// detach and policy: commands that change the data plane directly (attach
+// has its own file).
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 
-#include "cli/argument_checks.h"
 #include "cli/commands.h"
 #include "cli/interface_targets.h"
 #include "common/names.h"
-#include "config/config.h"
 #include "dataplane/attach.h"
 
 namespace edgeshed {
-namespace {
-
-constexpr double kNsPerMs = 1e6;
-
-}  // namespace
 
 int fail(const std::string& message) {
   std::cerr << "edgeshed: " << message << "\n";
   return 1;
-}
-
-void add_attach_command(CLI::App& app, CliContext& ctx) {
-  struct Args {
-    // The defaults are AttachOptions', by name.
-    std::string iface;
-    std::string hook{names::name_of(names::kHooks, AttachOptions{}.hook)};
-    std::string mode{names::name_of(names::kModes, AttachOptions{}.mode)};
-    std::string action{names::name_of(names::kActions, AttachOptions{}.action)};
-    std::string draw{names::name_of(names::kDraws, AttachOptions{}.draw)};
-    std::vector<std::string> ports, quic_ports, destinations;
-    double heartbeat_timeout_ms = 1000;
-    uint32_t rst_per_sec = EDGESHED_DEFAULT_RST_PER_SEC_PER_CPU;
-    config::RstReflectConfig rst_reflect;
-    uint32_t hash_prefix_v4 = EDGESHED_DEFAULT_HASH_PREFIX4;
-    uint32_t hash_prefix_v6 = EDGESHED_DEFAULT_HASH_PREFIX6;
-    bool force = false, no_port = false;
-  };
-  auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand(
-      "attach",
-      "Attach the data plane to an interface without a daemon, or replace its programs "
-      "atomically; refused while a daemon manages the interface (--force replaces its settings)");
-  cmd->add_option("-i,--iface", args->iface, "Interface")->required();
-  ctx.choose(cmd->add_option("--hook", args->hook, names::one_of(names::kHooks, names::kFirstHook))
-                 ->capture_default_str(),
-             names::all_names(names::kHooks, names::kFirstHook));
-  // A comma-separated list of PORT[:CLASS], each checked as it is parsed.
-  auto port_list = [cmd](const char* name, std::vector<std::string>& out, const char* help) {
-    return cmd->add_option(name, out, help)->delimiter(',')->check(port_spec_validator());
-  };
-  auto* port = port_list("-p,--port", args->ports,
-                         "Protected ports, PORT[:CLASS], comma separated (required on a fresh "
-                         "attach, unless --no-port; a re-attach without it keeps the running "
-                         "ports)");
-  auto* quic = port_list("--quic-port", args->quic_ports,
-                         "UDP ports whose new QUIC connections are protected, PORT[:CLASS], comma "
-                         "separated (a port protected for both protocols has one class)");
-  cmd->add_option("--destination", args->destinations,
-                  "Destination prefixes decided besides the host's own addresses (pod "
-                  "networks, VIPs), comma separated; SYNs to others are transit and pass")
-      ->delimiter(',')
-      ->check(ip_prefix_validator());
-  cmd->add_flag("--no-port", args->no_port,
-                "Attach with no protected port: nothing is shed or counted until `edgeshed port "
-                "add` (for trying the hook)")
-      ->excludes(port)
-      ->excludes(quic);
-  ctx.choose(
-      cmd->add_option("--mode", args->mode, names::one_of(names::kModes))->capture_default_str(),
-      names::all_names(names::kModes));
-  ctx.choose(cmd->add_option("--action", args->action, names::one_of(names::kActions))
-                 ->capture_default_str(),
-             names::all_names(names::kActions));
-  ctx.choose(
-      cmd->add_option("--draw", args->draw, names::one_of(names::kDraws))->capture_default_str(),
-      names::all_names(names::kDraws));
-  cmd->add_option("--heartbeat-timeout-ms", args->heartbeat_timeout_ms,
-                  "Fail open when the controller is silent this long; 0 keeps the last policy")
-      ->check(CLI::Range(0.0, 3600e3));
-  // A whole number within [lo, hi], its default shown in --help.
-  auto bounded = [cmd](const char* name, uint32_t& value, const char* help, uint32_t lo,
-                       uint32_t hi) {
-    cmd->add_option(name, value, help)->check(CLI::Range(lo, hi))->capture_default_str();
-  };
-  bounded("--rst-per-sec", args->rst_per_sec, "RST ceiling per CPU and second", 0, 10000000);
-  bounded("--rst-reflect-per-sec", args->rst_reflect.per_sec,
-          "RSTs a second toward one sender network once its burst is spent; 0: no limit", 0,
-          10000000);
-  bounded("--rst-reflect-burst", args->rst_reflect.burst,
-          "RSTs one sender network may receive at once", 1, 10000000);
-  bounded("--rst-reflect-prefix-v4", args->rst_reflect.prefix_v4,
-          "Leading bits of an IPv4 sender that make its network", 1, 32);
-  bounded("--rst-reflect-prefix-v6", args->rst_reflect.prefix_v6,
-          "Leading bits of an IPv6 sender that make its network", 1, 128);
-  bounded("--rst-reflect-per-conn", args->rst_reflect.per_conn,
-          "RSTs a sender network earns per connection it establishes; 0: none", 0, 65535);
-  bounded("--hash-prefix-v4", args->hash_prefix_v4,
-          "Leading bits of an IPv4 source the source-hash draw covers", 1, 32);
-  bounded("--hash-prefix-v6", args->hash_prefix_v6,
-          "Leading bits of an IPv6 source the source-hash draw covers", 1, 128);
-  cmd->add_flag("--force", args->force,
-                "Attach even while a daemon manages the interface (its settings are replaced)");
-  cmd->callback([args, &ctx] {
-    // Protecting nothing is said, not defaulted: an attach that forgot its
-    // port would look healthy and shed nothing.
-    std::error_code ec;  // unreadable (not root): taken for a fresh attach
-    if (args->ports.empty() && args->quic_ports.empty() && !args->no_port &&
-        !std::filesystem::exists(pin_dir_for(args->iface), ec)) {
-      throw CLI::ValidationError(
-          "nothing to protect on " + args->iface +
-          ": give --port PORT[:CLASS] (or --no-port to attach without a protected port)");
-    }
-    ctx.run = [args] {
-      // Attaching writes mode, action and limits from this command line,
-      // defaults included: under a daemon, that would silently put an
-      // enforcing interface back in observe mode. The lock is held through
-      // the attach, so a daemon starting beside it waits.
-      Fd lock;
-      const bool fresh = !std::filesystem::exists(pin_dir_for(args->iface));
-      if (!args->force) {
-        auto taken = fresh ? lock_interface(args->iface) : lock_attached_interface(args->iface);
-        if (!taken) {
-          return fail(taken.error().message +
-                      "; change its settings with `edgeshed mode`, `action` or `port`, or in its "
-                      "config and reload it (SIGHUP), or attach --force to replace them");
-        }
-        lock = std::move(*taken);
-      }
-      AttachOptions opts;
-      opts.iface = args->iface;
-      opts.hook = static_cast<uint32_t>(*names::find<config::Hook>(args->hook));
-      opts.mode = *names::find(names::kModes, args->mode);
-      opts.action = *names::find(names::kActions, args->action);
-      opts.draw = *names::find(names::kDraws, args->draw);
-      opts.heartbeat_timeout_ns =
-          static_cast<uint64_t>(std::llround(args->heartbeat_timeout_ms * kNsPerMs));
-      opts.rst_per_sec_per_cpu = args->rst_per_sec;
-      opts.rst_reflect = args->rst_reflect.to_abi();
-      opts.hash_prefix4 = args->hash_prefix_v4;
-      opts.hash_prefix6 = args->hash_prefix_v6;
-      for (const auto& text : args->destinations) {
-        opts.destinations.push_back(*parse_ip_prefix(text));
-      }
-      if (!args->ports.empty() || !args->quic_ports.empty() || args->no_port) {
-        std::vector<PortClass> ports;
-        for (const auto& [specs, protocols] : {std::pair(&args->ports, EDGESHED_PORT_TCP),
-                                               std::pair(&args->quic_ports, EDGESHED_PORT_QUIC)}) {
-          for (const auto& spec : *specs) {
-            auto p = parse_port_spec(spec, static_cast<uint8_t>(protocols));
-            if (!p) return fail(p.error().message);
-            ports.push_back(*p);
-          }
-        }
-        opts.ports = std::move(ports);
-      }
-      auto attached = attach(opts);
-      if (!attached) {
-        // The lock made the directory: leave none behind a failed attach.
-        if (fresh) rmdir(pin_dir_for(opts.iface).c_str());
-        return fail(attached.error().message);
-      }
-      std::cout << (attached->adopted ? "replaced programs on " : "attached to ") << opts.iface
-                << " at " << names::name_of(names::kHooks, opts.hook) << ", mode "
-                << names::name_of(names::kModes, opts.mode) << ", action "
-                << names::name_of(names::kActions, opts.action) << "\n";
-      if (!attached->xdp_way.empty()) std::cout << attached->xdp_way << "\n";
-      return 0;
-    };
-  });
 }
 
 void add_detach_command(CLI::App& app, CliContext& ctx) {

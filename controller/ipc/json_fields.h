@@ -226,8 +226,8 @@ struct Value {
     }
   }
 
-  // A list of objects written as an array is refused missing as "not a
-  // list", as the state file always said of its signals.
+  // A list written as an array is refused missing as "not a list", as the
+  // state file always said of its signals.
   static constexpr const char* missing() {
     if constexpr (IsVector<T>::value) {
       if constexpr (!has_key_field<typename T::value_type>()) return "is not a list";

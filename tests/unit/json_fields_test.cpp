@@ -12,7 +12,9 @@
 #include <vector>
 
 namespace edgeshed::ipc::fields {
-namespace {
+// Named, not anonymous: AnyMember converts to the members' types, which
+// clang wants to have linkage.
+namespace doc {
 
 constexpr std::array<std::string_view, 2> kSides = {"left", "right"};
 
@@ -46,7 +48,12 @@ struct Partial {
   int b = 0;
 };
 
-}  // namespace
+}  // namespace doc
+
+using doc::Doc;
+using doc::Extra;
+using doc::Item;
+using doc::Partial;
 
 template <>
 struct Definition<Item> {
@@ -67,8 +74,8 @@ struct Definition<Doc> {
       omit_empty("note", &Doc::note),
       field("tags", &Doc::tags),
       field("items", &Doc::items),
-      field("sides", &Doc::sides, ByName<kSides>{}),
-      field("wrapped", &Doc::wrapped, ByName<kSides, Wrapped<Value<uint32_t>>>{{"n"}}),
+      field("sides", &Doc::sides, ByName<doc::kSides>{}),
+      field("wrapped", &Doc::wrapped, ByName<doc::kSides, Wrapped<Value<uint32_t>>>{{"n"}}),
       constant("unit", "ms"),
       inline_field(&Doc::extra),
   };

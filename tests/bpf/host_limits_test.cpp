@@ -20,8 +20,8 @@ namespace {
 // mounts it: on a fresh machine this may be the first test to pin.
 class PinRoot {
  public:
-  PinRoot() : root_("/sys/fs/bpf/es-host-test-" + std::to_string(getpid())) {
-    ready_ = ensure_bpffs();
+  PinRoot()
+      : root_("/sys/fs/bpf/es-host-test-" + std::to_string(getpid())), ready_(ensure_bpffs()) {
     if (!ready_) return;
     // A killed run of the same pid left its pins: their state is not ours.
     std::error_code ec;

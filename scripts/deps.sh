@@ -17,8 +17,8 @@ packages=(
 	# tests
 	libgtest-dev libgmock-dev iproute2 procps util-linux jq
 	# sharing the NIC: xdp-filter beside edgeshed (netns test
-	# test_xdp_neighbours.sh) and libxdp, whose dispatcher that test meets
-	libxdp-dev xdp-tools
+	# test_xdp_neighbours.sh); its libxdp comes with it
+	xdp-tools
 	# CLI tests: the metrics endpoint checked by promtool, top driven in tmux
 	curl tmux prometheus
 	# deployment artifacts and their checks: man page lint (groff, man-db),

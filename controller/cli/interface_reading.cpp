@@ -67,7 +67,7 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   InterfaceStatus& s = r.status;
   s.iface = iface;
   s.abi_version = cfg->abi_version;
-  s.hook = hook_name(cfg->hook);
+  s.hook = names::name_of(names::kHooks, cfg->hook);
   s.mode = names::name_of(names::kModes, cfg->mode);
   s.action = names::name_of(names::kActions, cfg->action);
   s.draw = names::name_of(names::kDraws, cfg->draw);

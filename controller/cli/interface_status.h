@@ -1,6 +1,7 @@
 // One attached interface's status, as `status --json` prints it under
 // "interfaces" and as `status` and `top` read it back: each key is written
-// once, in to_json and from_json, and read through a member, so a misspelt
+// once, in the definitions in interface_status.cpp that both to_json and
+// interface_status_from_json walk, and read through a member, so a misspelt
 // key is a compile error rather than a null at runtime.
 #pragma once
 

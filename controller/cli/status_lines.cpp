@@ -14,6 +14,7 @@
 #include "cli/status_text.h"
 #include "common/names.h"
 #include "common/stats.h"
+#include "config/config.h"
 #include "ipc/state.h"
 
 // The status as text: what `edgeshed status` prints (status_lines()).
@@ -208,13 +209,17 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
     out.push_back("  FAIL-OPEN: admitting everything: " + j.fail_open_reason.value_or("-"));
   }
   if (j.fail_static_note) out.push_back("  " + *j.fail_static_note);
+  // A port's protocol and keep-alive are shown where they are not a port's default.
+  const config::PortConfig defaults;
+  const std::string_view default_protocol = names::name_of(defaults.protocol);
+  const std::string_view default_keepalive = names::name_of(names::kKeepAlive, defaults.keepalive);
   std::string ports;
   for (const auto& p : j.ports) {
     std::string protocols;
     for (const auto& proto : p.protocols) protocols += (protocols.empty() ? "" : "+") + proto;
     ports += fmt::format(" {}:{}", p.port, p.traffic_class);
-    if (protocols != "tcp") ports += "/" + protocols;
-    if (p.keepalive != "pass") ports += " (keepalive " + p.keepalive + ")";
+    if (protocols != default_protocol) ports += "/" + protocols;
+    if (p.keepalive != default_keepalive) ports += " (keepalive " + p.keepalive + ")";
   }
   out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
   out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",

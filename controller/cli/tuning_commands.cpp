@@ -15,6 +15,7 @@
 #include "common/ip_prefix.h"
 #include "common/join.h"
 #include "common/names.h"
+#include "config/config.h"
 #include "dataplane/attach.h"
 #include "ipc/control_socket.h"
 #include "ipc/reset_target.h"
@@ -265,7 +266,7 @@ void add_override_command(CLI::App& app, CliContext& ctx) {
 void add_port_command(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::vector<std::string> ports;  // checked by port_number_validator()
-    std::string cls = "normal";
+    std::string cls{names::name_of(config::PortConfig{}.traffic_class)};
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("port", "Protect a port, or stop protecting it");

@@ -156,6 +156,21 @@ std::string one_of(const Table<N>& names, std::size_t first = 0) {
   return text;
 }
 
+// The names of `values`, each quoted, joined by `between` and the last two
+// by " or ": "\"a\", \"b\" or \"c\"", for a message.
+template <class Values>
+requires Named<typename Values::value_type> std::string quoted_names(
+    const Values& values, std::string_view between = ", ") {
+  std::string text;
+  std::size_t i = 0;
+  for (auto value : values) {
+    if (i > 0) text += i + 1 == values.size() ? std::string_view(" or ") : between;
+    text += "\"" + std::string(name_of(value)) + "\"";
+    ++i;
+  }
+  return text;
+}
+
 // Exactly a name of the table; the error lists the valid ones.
 template <Named Enum>
 Result<Enum> parse(std::string_view text) {

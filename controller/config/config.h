@@ -218,16 +218,14 @@ struct PrefixConfig {
 // of the daemon includes this header, and toml++ cost clang-tidy 3.3 s in
 // each file that included it.
 struct SignalTable;
-class TableReader;  // config/toml_reader.h
 
 // A signal kind as the parser sees it. The kinds are listed in one table,
 // signals/signal_kinds.cpp, which is handed to parse_config: config/ sits
 // below signals/ and cannot include it.
+// Every key but the common ones is kept in params, for the kind to check
+// when its source is made (signals/signal_params.h).
 struct SignalKindRule {
   std::string_view name;
-  // Reads the kind's keys with the file's other errors; null: every key is
-  // kept in params, for the kind to check when its source is made.
-  void (*parse_keys)(TableReader& reader) = nullptr;
 };
 using SignalKinds = std::span<const SignalKindRule>;
 
@@ -239,8 +237,8 @@ struct SignalConfig {
   std::chrono::nanoseconds stale_after = std::chrono::seconds(1);
   // Kind-specific keys as written, for the signal implementation to read
   // (config/signal_table.h); null when there are none. Checked by the kind
-  // (signals/<kind>_signal.cpp): at parse time when it has parse_keys,
-  // else when its source is made, with errors from locate().
+  // (signals/<kind>_signal.cpp) when its source is made, with errors from
+  // locate().
   std::shared_ptr<const SignalTable> params;
   std::string source_name;  // file the signal came from
   std::string path;         // "signal[2]"

@@ -1,5 +1,8 @@
 // [limit]: the adaptive limit algorithm and the keys each algorithm takes.
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/parse_sections.h"
 
@@ -10,61 +13,42 @@ using std::chrono::minutes;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
 
-namespace {
-
-enum AlgorithmMask : unsigned {
-  kStaticOnly = 1u << 0,
-  kAimdOnly = 1u << 1,
-  kGradientOnly = 1u << 2,
-  kCapacityOnly = 1u << 3,
-};
-
-}  // namespace
-
 void parse_limit(TableReader& reader, law::LimitConfig& limit, std::string& latency_signal,
                  uint32_t& max_connections) {
   // Any algorithm: the operator's hard cap, which no law moves.
   reader.integer("max_connections", max_connections, 1, kMaxConnections);
   reader.choice("algorithm", limit.algorithm, names::kLimitAlgorithms);
-  const unsigned chosen = limit.algorithm == law::LimitAlgorithmKind::kStatic     ? kStaticOnly
-                          : limit.algorithm == law::LimitAlgorithmKind::kAimd     ? kAimdOnly
-                          : limit.algorithm == law::LimitAlgorithmKind::kCapacity ? kCapacityOnly
-                                                                                  : kGradientOnly;
+  using enum law::LimitAlgorithmKind;
+  constexpr auto kAll = names::all_values<law::LimitAlgorithmKind>();
+  const std::vector<law::LimitAlgorithmKind> any(kAll.begin(), kAll.end());
   // Keys of another algorithm than the chosen one are errors: they would do nothing.
-  const std::initializer_list<std::pair<std::string_view, unsigned>> keys = {
-      {"initial", kStaticOnly | kAimdOnly | kGradientOnly | kCapacityOnly},
-      {"cold_start", kCapacityOnly},
-      {"latency_signal", kStaticOnly | kAimdOnly | kGradientOnly | kCapacityOnly},
-      {"min", kAimdOnly | kGradientOnly | kCapacityOnly},
-      {"max", kAimdOnly | kGradientOnly | kCapacityOnly},
-      {"probe_factor", kCapacityOnly},
-      {"probe_time", kCapacityOnly},
-      {"floor_ttl", kCapacityOnly},
-      {"queue_gate", kCapacityOnly},
-      {"latency_threshold", kAimdOnly},
-      {"increase", kAimdOnly},
-      {"backoff", kAimdOnly},
-      {"tolerance", kGradientOnly | kCapacityOnly},
-      {"smoothing", kGradientOnly | kCapacityOnly},
-      {"baseline_smoothing", kGradientOnly},
-      {"baseline_rise_after", kGradientOnly},
-      {"max_increase_per_tick", kGradientOnly | kCapacityOnly},
-      {"max_decrease_per_tick", kGradientOnly | kCapacityOnly},
+  const std::vector<std::pair<std::string_view, std::vector<law::LimitAlgorithmKind>>> keys = {
+      {"initial", any},
+      {"cold_start", {kCapacity}},
+      {"latency_signal", any},
+      {"min", {kAimd, kGradient, kCapacity}},
+      {"max", {kAimd, kGradient, kCapacity}},
+      {"probe_factor", {kCapacity}},
+      {"probe_time", {kCapacity}},
+      {"floor_ttl", {kCapacity}},
+      {"queue_gate", {kCapacity}},
+      {"latency_threshold", {kAimd}},
+      {"increase", {kAimd}},
+      {"backoff", {kAimd}},
+      {"tolerance", {kGradient, kCapacity}},
+      {"smoothing", {kGradient, kCapacity}},
+      {"baseline_smoothing", {kGradient}},
+      {"baseline_rise_after", {kGradient}},
+      {"max_increase_per_tick", {kGradient, kCapacity}},
+      {"max_decrease_per_tick", {kGradient, kCapacity}},
   };
   reader.string("latency_signal", latency_signal);
   bool valid = true;
   for (const auto& [key, algorithms] : keys) {
     reader.allow(key);
-    if ((algorithms & chosen) == 0 && reader.source_table().contains(key)) {
-      std::string names;
-      for (auto [bit, name] :
-           {std::pair{kStaticOnly, "static"}, std::pair{kAimdOnly, "aimd"},
-            std::pair{kGradientOnly, "gradient"}, std::pair{kCapacityOnly, "capacity"}}) {
-        if ((algorithms & bit) == 0) continue;
-        names += names.empty() ? "" : " or ";
-        names += "\"" + std::string(name) + "\"";
-      }
-      reader.invalid(key, "only valid with algorithm = " + names);
+    if (std::find(algorithms.begin(), algorithms.end(), limit.algorithm) == algorithms.end() &&
+        reader.source_table().contains(key)) {
+      reader.invalid(key, "only valid with algorithm = " + names::quoted_names(algorithms, " or "));
       valid = false;
     }
   }

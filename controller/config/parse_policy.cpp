@@ -1,5 +1,6 @@
 // [policy.<level>.<class>] rules and the [critical] floor they must respect.
 #include <string>
+#include <vector>
 
 #include "config/parse_sections.h"
 
@@ -15,6 +16,10 @@ bool parse_policy_rule(TableReader& reader, law::PolicyRule& rule) {
   const bool is_fraction = parsed.action == law::PolicyAction::kFraction;
   const bool is_cap = parsed.action == law::PolicyAction::kCap;
   const bool is_shed = parsed.action == law::PolicyAction::kShed;
+  using enum law::PolicyAction;
+  auto with_action = [](const std::vector<law::PolicyAction>& actions) {
+    return "action = " + names::quoted_names(actions);
+  };
   auto only_with = [&](std::string_view key, bool allowed, const std::string& what) {
     reader.allow(key);
     if (!allowed && reader.source_table().contains(key)) {
@@ -25,13 +30,13 @@ bool parse_policy_rule(TableReader& reader, law::PolicyRule& rule) {
     return true;
   };
 
-  if (only_with("fraction", is_fraction, "action = \"fraction\"")) {
+  if (only_with("fraction", is_fraction, with_action({kFraction}))) {
     if (is_fraction && reader.require("fraction")) valid = false;
     if (!reader.number("fraction", parsed.fraction, 0.0, 1.0, Bounds::kClosed)) {
       valid = valid && !reader.source_table().contains("fraction");
     }
   }
-  if (only_with("cap", is_cap, "action = \"cap\"")) {
+  if (only_with("cap", is_cap, with_action({kCap}))) {
     uint32_t cap = 0;
     if (reader.integer("cap", cap, 1, kMaxConnections)) {
       parsed.fixed_cap = cap;
@@ -39,7 +44,7 @@ bool parse_policy_rule(TableReader& reader, law::PolicyRule& rule) {
       valid = false;
     }
   }
-  const std::string not_shed = R"(action = "admit", "fraction" or "cap")";
+  const std::string not_shed = with_action({kAdmit, kFraction, kCap});
   if (only_with("tokens_per_sec", !is_shed, not_shed)) {
     if (!reader.integer("tokens_per_sec", parsed.tokens_per_sec, 1, kMaxRate)) {
       valid = valid && !reader.source_table().contains("tokens_per_sec");

@@ -55,16 +55,14 @@ void parse_signal(TableReader& reader, std::string_view source_name, const Daemo
                                       "): a signal is read once per tick");
   }
 
-  // Kind-specific keys go to params. A kind that reads them here has its
-  // unknown keys reported with the file's; the others check their own.
-  const bool parsed_here = kind && kinds[*kind].parse_keys != nullptr;
-  if (parsed_here) kinds[*kind].parse_keys(reader);
+  // Kind-specific keys go to params; the kind checks them
+  // (signals/signal_params.h).
   SignalTable params;
   for (const auto& [key, node] : reader.source_table()) {
     static const std::set<std::string_view> kCommon = {"name", "kind", "target", "hard_safety",
                                                        "stale_after"};
     if (kCommon.contains(key.str())) continue;
-    if (kind && !parsed_here) reader.allow(key.str());
+    if (kind) reader.allow(key.str());
     params.keys.insert(key, node);
     params.positions.emplace(key.str(), key.source().begin);
   }

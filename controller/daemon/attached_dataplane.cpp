@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/names.h"
 #include "config/signal_table.h"
 #include "dataplane/attach.h"
 #include "dataplane/hook_choice.h"
@@ -40,7 +41,7 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
       return make_error(iface.name + ": " + attached.error().message);
     }
     spdlog::info("{} {} at {}", attached->adopted ? "adopted the data plane on" : "attached to",
-                 iface.name, hook_name(opts.hook));
+                 iface.name, names::name_of(names::kHooks, opts.hook));
     if (!attached->xdp_way.empty()) spdlog::info("{}: {}", iface.name, attached->xdp_way);
     interfaces_.push_back({iface.name, std::move(attached->maps), std::move(attached->seed),
                            std::move(attached->requests), std::move(attached->idle),

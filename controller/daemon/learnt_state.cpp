@@ -8,14 +8,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
+#include "ipc/json_fields.h"
 #include "ipc/run_dir.h"
 
 namespace edgeshed::daemon {
 
 namespace {
-
-using Json = nlohmann::json;
 
 // "ports 80 (uid 33), 443": each port with the user listening on it.
 std::string describe(const ServiceIdentity& s) {
@@ -42,30 +42,62 @@ bool same_service(const ServiceIdentity& saved, const ServiceIdentity& current) 
 }
 
 }  // namespace
+}  // namespace edgeshed::daemon
+
+// The learnt-state file, one definition a struct; `version` is written and
+// checked apart, before anything else is read.
+namespace edgeshed::ipc::fields {
+
+template <>
+struct Definition<daemon::ServiceIdentity::Listener> {
+  using L = daemon::ServiceIdentity::Listener;
+  static constexpr auto kFields = std::tuple{field("port", &L::port), field("uid", &L::uid)};
+};
+
+template <>
+struct Definition<daemon::ServiceIdentity> {
+  using S = daemon::ServiceIdentity;
+  static constexpr auto kFields =
+      std::tuple{field("ports", &S::ports), field("listeners", &S::listeners)};
+};
+
+// The tail came later: a file without it still loads, with 0.
+template <>
+struct Definition<law::Knowledge> {
+  using K = law::Knowledge;
+  static constexpr auto kFields = std::tuple{
+      field("floor_seconds", &K::floor_seconds),
+      field("inflight", &K::inflight),
+      field("rate", &K::rate),
+      field("peak_inflight", &K::peak_inflight),
+      field("readings", &K::readings),
+      defaulted("tail_seconds", &K::tail_seconds),
+  };
+};
+
+template <>
+struct Definition<daemon::LearntState> {
+  using S = daemon::LearntState;
+  static constexpr auto kFields = std::tuple{
+      field("saved_unix_ms", &S::saved_unix_ms),
+      field("service", &S::service),
+      field("capacity", &S::knowledge),
+  };
+};
+
+}  // namespace edgeshed::ipc::fields
+
+namespace edgeshed::daemon {
 
 std::string to_json_text(const LearntState& state) {
-  Json listeners = Json::array();
-  for (const auto& l : state.service.listeners) {
-    listeners.push_back({{"port", l.port}, {"uid", l.uid}});
-  }
-  const law::Knowledge& k = state.knowledge;
-  const Json j = {
-      {"version", kLearntStateVersion},
-      {"saved_unix_ms", state.saved_unix_ms},
-      {"service", {{"ports", state.service.ports}, {"listeners", listeners}}},
-      {"capacity",
-       {{"floor_seconds", k.floor_seconds},
-        {"inflight", k.inflight},
-        {"rate", k.rate},
-        {"peak_inflight", k.peak_inflight},
-        {"readings", k.readings},
-        {"tail_seconds", k.tail_seconds}}},
-  };
+  // Keys sorted, as the file always had them (nlohmann::json is a sorted map).
+  nlohmann::json j = ipc::fields::write(state);
+  j["version"] = kLearntStateVersion;
   return j.dump(2) + "\n";
 }
 
 Result<LearntState> parse_learnt_state(const std::string& text) {
-  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return Error{"not a JSON object"};
   const auto version = j.find("version");
   if (version == j.end() || !version->is_number_integer()) return Error{"no \"version\""};
@@ -74,32 +106,14 @@ Result<LearntState> parse_learnt_state(const std::string& text) {
                  std::to_string(kLearntStateVersion)};
   }
   LearntState state;
-  try {
-    state.saved_unix_ms = j.at("saved_unix_ms").get<int64_t>();
-    const Json& service = j.at("service");
-    state.service.ports = service.at("ports").get<std::vector<uint16_t>>();
-    for (const Json& l : service.at("listeners")) {
-      state.service.listeners.push_back(
-          {l.at("port").get<uint16_t>(), l.at("uid").get<uint32_t>()});
-    }
-    const Json& c = j.at("capacity");
-    state.knowledge.floor_seconds = c.at("floor_seconds").get<double>();
-    state.knowledge.inflight = c.at("inflight").get<uint32_t>();
-    state.knowledge.rate = c.at("rate").get<double>();
-    state.knowledge.peak_inflight = c.at("peak_inflight").get<uint32_t>();
-    state.knowledge.readings = c.at("readings").get<uint64_t>();
-    // Files of earlier versions have no tail: the gate waits for this run's.
-    state.knowledge.tail_seconds = c.value("tail_seconds", 0.0);
-  } catch (const Json::exception& e) {
-    return Error{std::string("malformed: ") + e.what()};
-  }
+  if (auto s = ipc::fields::read(j, "", state); !s) return Error{"malformed: " + s.error().message};
   const law::Knowledge& k = state.knowledge;
   if (!std::isfinite(k.floor_seconds) || k.floor_seconds <= 0.0 || !std::isfinite(k.rate) ||
       k.rate <= 0.0) {
     return Error{"malformed: the floor and the rate must be positive"};
   }
   if (!std::isfinite(k.tail_seconds) || k.tail_seconds < 0.0) {
-    return Error{"malformed: the tail must be a positive time, or 0"};
+    return Error{"malformed: the tail must be finite and not negative"};
   }
   return state;
 }

@@ -84,8 +84,9 @@ Result<std::string> attach_xdp(const Skeleton& skel, int ifindex, const AttachOp
   if (!link.valid()) {
     int err = errno;
     std::string hint = opts.hook == EDGESHED_HOOK_XDP && (err == EOPNOTSUPP || err == EINVAL)
-                           ? " (hook unsupported: the driver has no native XDP; use --hook "
-                             "xdp-generic or --hook tc)"
+                           ? " (hook unsupported: the driver has no native XDP; use --hook " +
+                                 std::string(names::kHooks[EDGESHED_HOOK_XDP_GENERIC]) +
+                                 " or --hook " + std::string(names::kHooks[EDGESHED_HOOK_TC]) + ")"
                            : "";
     return make_error("cannot attach XDP to " + opts.iface + ": " + errno_text(err) + hint);
   }
@@ -183,16 +184,6 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts);
 
 }  // namespace
 
-Result<uint32_t> parse_hook(std::string_view name) {
-  if (auto hook = names::find(names::kHooks, name, names::kFirstHook)) return *hook;
-  return make_error("unknown hook '" + std::string(name) + "': use " +
-                    names::one_of(names::kHooks, names::kFirstHook));
-}
-
-std::string_view hook_name(uint32_t hook) {
-  return hook < names::kHooks.size() ? names::kHooks[hook] : names::kHooks[EDGESHED_HOOK_NONE];
-}
-
 std::string pin_dir_for(const std::string& iface) {
   return std::string(EDGESHED_PIN_ROOT) + "/" + iface;
 }
@@ -237,9 +228,9 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   bool adopted = previous->has_value();
   if (adopted && (*previous)->hook != opts.hook && (*previous)->hook != EDGESHED_HOOK_NONE) {
     return make_error(opts.iface + " is attached at hook " +
-                      std::string(hook_name((*previous)->hook)) +
+                      std::string(names::name_of(names::kHooks, (*previous)->hook)) +
                       "; run `edgeshed detach --iface " + opts.iface + "` before attaching at " +
-                      std::string(hook_name(opts.hook)));
+                      std::string(names::name_of(names::kHooks, opts.hook)));
   }
 
   // The host's limits are created by the first interface and taken over by

@@ -20,9 +20,6 @@
 
 namespace edgeshed {
 
-Result<uint32_t> parse_hook(std::string_view name);  // enum edgeshed_hook
-std::string_view hook_name(uint32_t hook);
-
 // /sys/fs/bpf/edgeshed/<iface>
 std::string pin_dir_for(const std::string& iface);
 

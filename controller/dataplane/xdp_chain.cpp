@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "common/fd.h"
+#include "common/names.h"
 #include "dataplane/errno_message.h"
 #include "edgeshed/abi.h"
 
@@ -76,11 +77,14 @@ Result<std::optional<XdpNeighbour>> xdp_neighbour(int ifindex, uint32_t hook,
   const uint32_t same = hook == EDGESHED_HOOK_XDP ? q.drv_prog_id : q.skb_prog_id;
   const uint32_t other = hook == EDGESHED_HOOK_XDP ? q.skb_prog_id : q.drv_prog_id;
   if (other != 0 || q.hw_prog_id != 0) {
+    // The hook of the neighbour's mode, where edgeshed would chain beside it.
+    const std::string_view its_hook =
+        names::kHooks[hook == EDGESHED_HOOK_XDP ? EDGESHED_HOOK_XDP_GENERIC : EDGESHED_HOOK_XDP];
     return make_error("another XDP program (id " + std::to_string(other ? other : q.hw_prog_id) +
                       ") is attached to " + iface + " in " +
                       (other ? (hook == EDGESHED_HOOK_XDP ? "generic" : "native") : "offload") +
                       " mode; the kernel runs one mode at a time: attach with --hook " +
-                      (hook == EDGESHED_HOOK_XDP ? "xdp-generic" : "xdp") + " to run beside it");
+                      std::string(its_hook) + " to run beside it");
   }
   if (same == 0) return std::optional<XdpNeighbour>{};
   Fd fd(bpf_prog_get_fd_by_id(same));

@@ -1,8 +1,9 @@
 // The state file: the daemon's view of the world, rewritten atomically each
 // tick to state.json in the run directory, so that `edgeshed status` can
 // show signals, level and policy without talking to the daemon. One schema,
-// written by the daemon and read by the CLI; the JSON keeps its fields in
-// the order below (netns and deploy tests read it too).
+// written by the daemon and read by the CLI, both from the definitions in
+// state.cpp; the JSON keeps its fields in their order (netns and deploy
+// tests read it too).
 #pragma once
 
 #include <cstdint>

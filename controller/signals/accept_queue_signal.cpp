@@ -37,15 +37,19 @@ Result<Sample> AcceptQueueSignal::sample(std::chrono::nanoseconds now) {
 
 namespace {
 
+using Measure = AcceptQueueSignal::Measure;
+constexpr Choices<Measure, 3> kMeasures = {{
+    {"sojourn", Measure::kSojourn},
+    {"depth", Measure::kDepth},
+    {"fill", Measure::kFill},
+}};
+
 // [[signal]] kind = "accept_queue": measure = "sojourn" (seconds the oldest
 // waiting connection has waited; default) | "depth" | "fill" (depth/backlog),
 // port = one protected port (default: the worst of them).
 MadeSource make_accept_queue(const config::SignalConfig& cfg, const DataplaneReaders& readers) {
   ParamReader p(cfg, {"measure", "port"});
-  const auto measure = p.choice("measure", {"sojourn", "depth", "fill"}, "sojourn");
-  AcceptQueueSignal::Measure m = measure == "depth"  ? AcceptQueueSignal::Measure::kDepth
-                                 : measure == "fill" ? AcceptQueueSignal::Measure::kFill
-                                                     : AcceptQueueSignal::Measure::kSojourn;
+  const auto m = p.choice("measure", kMeasures, std::optional(Measure::kSojourn));
   std::optional<uint16_t> port;
   if (p.has("port")) port = static_cast<uint16_t>(p.integer("port", 0, 1, 65535));
   if (auto s = p.finish(); !s) return s.error();

@@ -1,5 +1,8 @@
 #include "signals/dataplane_rate_signal.h"
 
+#include <optional>
+
+#include "common/names.h"
 #include "common/stats.h"
 #include "law/types.h"
 #include "signals/dataplane_readers.h"
@@ -56,16 +59,20 @@ Result<Sample> DataplaneRateSignal::sample(std::chrono::nanoseconds now) {
 
 namespace {
 
+using Counter = DataplaneRateSignal::Counter;
+// The verdicts' names (names::kVerdicts) and "syn", every new connection.
+constexpr Choices<Counter, 4> kCounters = {{
+    {"syn", Counter::kSyn},
+    {names::name_of(names::Verdict::kAdmitted), Counter::kAdmitted},
+    {names::name_of(names::Verdict::kShed), Counter::kShed},
+    {names::name_of(names::Verdict::kWouldShed), Counter::kWouldShed},
+}};
+
 // [[signal]] kind = "dataplane": counter = "syn" (default) | "admitted" |
 // "shed" | "would_shed", per second; class = one class (default: all).
 MadeSource make_dataplane_rate(const config::SignalConfig& cfg, const DataplaneReaders& readers) {
   ParamReader p(cfg, {"counter", "class"});
-  using Counter = DataplaneRateSignal::Counter;
-  const auto counter = p.choice("counter", {"syn", "admitted", "shed", "would_shed"}, "syn");
-  const Counter c = counter == "admitted"     ? Counter::kAdmitted
-                    : counter == "shed"       ? Counter::kShed
-                    : counter == "would_shed" ? Counter::kWouldShed
-                                              : Counter::kSyn;
+  const Counter c = p.choice("counter", kCounters, std::optional(Counter::kSyn));
   std::optional<uint32_t> class_id;
   if (auto name = p.string("class")) {
     auto parsed = names::parse<law::TrafficClass>(*name);

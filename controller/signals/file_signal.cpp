@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "config/signal_table.h"
-#include "config/toml_reader.h"
+#include "signals/dataplane_readers.h"
+#include "signals/signal_params.h"
 
 namespace edgeshed::signals {
 
@@ -26,23 +26,20 @@ Result<Sample> FileSignal::sample(std::chrono::nanoseconds now) {
 
 namespace {
 
-void parse_file_keys(config::TableReader& reader) {
-  std::string path;
-  reader.require("path");
-  if (reader.string("path", path) && path.empty()) reader.invalid("path", "must not be empty");
-}
-
+// [[signal]] kind = "file": path = the file whose first line is the number.
 MadeSource make_file(const config::SignalConfig& cfg, const DataplaneReaders& /*readers*/) {
-  return std::unique_ptr<SignalSource>(
-      std::make_unique<FileSignal>(config::signal_keys(cfg)["path"].value_or(std::string())));
+  ParamReader p(cfg, {"path"});
+  const auto path = p.string("path", /*required=*/true);
+  if (path && path->empty()) p.invalid("path", "must not be empty");
+  if (auto s = p.finish(); !s) return s.error();
+  return std::unique_ptr<SignalSource>(std::make_unique<FileSignal>(*path));
 }
 
 }  // namespace
 
 const SignalKindDescriptor kFileKind = {
     .meaning = "a number read from a file, for external tools and tests",
-    .parse_keys = parse_file_keys,
-    .check = checked_at_parse,
+    .check = check_by_making<make_file>,
     .make = make_file,
 };
 

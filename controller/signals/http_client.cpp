@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 #include "common/duration.h"
 
@@ -38,6 +40,9 @@ struct EasyDeleter {
 struct MultiDeleter {
   void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
 };
+struct UrlDeleter {
+  void operator()(CURLU* url) const { curl_url_cleanup(url); }
+};
 struct ListDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
@@ -60,68 +65,47 @@ std::string too_large(std::size_t max) {
 
 Result<HttpUrl> parse_http_url(std::string_view url) {
   const std::string quoted = "'" + std::string(url) + "'";
-  if (lower(url.substr(0, 8)) == "https://") {
-    return make_error(quoted + ": https is not supported; use a plain http endpoint");
-  }
-  if (lower(url.substr(0, 7)) != "http://") {
+  std::unique_ptr<CURLU, UrlDeleter> handle(curl_url());
+  if (!handle) return make_error(quoted + ": out of memory");
+  // Any scheme: a wrong one is named below, in words of our own.
+  const CURLUcode rc =
+      curl_url_set(handle.get(), CURLUPART_URL, std::string(url).c_str(), CURLU_NON_SUPPORT_SCHEME);
+  if (rc == CURLUE_BAD_SCHEME || rc == CURLUE_BAD_SLASHES) {
     return make_error(quoted + ": must start with http://");
   }
-  std::string_view rest = url.substr(7);
-  rest = rest.substr(0, rest.find('#'));
-  std::size_t target_start = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, target_start);
-  HttpUrl out;
-  if (target_start != std::string_view::npos) {
-    std::string_view target = rest.substr(target_start);
-    out.target = target.front() == '?' ? "/" + std::string(target) : std::string(target);
-  }
-  for (char c : out.target) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
-      return make_error(quoted + ": the path has spaces or control characters; escape them");
+  if (rc != CURLUE_OK) return make_error(quoted + ": " + curl_url_strerror(rc));
+  auto part = [&](CURLUPart which) -> std::optional<std::string> {
+    char* text = nullptr;
+    if (curl_url_get(handle.get(), which, &text, 0) != CURLUE_OK || text == nullptr) {
+      return std::nullopt;
     }
+    std::string out(text);
+    curl_free(text);
+    return out;
+  };
+  const std::string scheme = part(CURLUPART_SCHEME).value_or("");  // lower case
+  if (scheme == "https") {
+    return make_error(quoted + ": https is not supported; use a plain http endpoint");
   }
-  if (authority.find('@') != std::string_view::npos) {
+  if (scheme != "http") return make_error(quoted + ": must start with http://");
+  if (part(CURLUPART_USER) || part(CURLUPART_PASSWORD)) {
     return make_error(quoted + ": user info (user@host) is not supported");
   }
-  std::string_view port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return make_error(quoted + ": unterminated '['");
-    out.host = std::string(authority.substr(1, close - 1));
-    if (!parse_ip_address(out.host, 0)) {
-      return make_error(quoted + ": '" + out.host + "' is not an IPv6 address");
-    }
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty() && after.front() != ':') {
-      return make_error(quoted + ": unexpected text after ']'");
-    }
-    if (!after.empty()) port_text = after.substr(1);
-    if (after == ":") return make_error(quoted + ": empty port");
-  } else {
-    std::size_t colon = authority.find(':');
-    if (colon != std::string_view::npos &&
-        authority.find(':', colon + 1) != std::string_view::npos) {
-      return make_error(quoted + ": an IPv6 address must be in brackets, e.g. http://[::1]:9100/");
-    }
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      port_text = authority.substr(colon + 1);
-      if (port_text.empty()) return make_error(quoted + ": empty port");
-    }
-    for (char c : out.host) {
-      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '.' || c == '-' || c == '_';
-      if (!ok) return make_error(quoted + ": bad character in host '" + out.host + "'");
-    }
-  }
+  HttpUrl out;
+  out.host = part(CURLUPART_HOST).value_or("");
+  if (out.host.size() > 2 && out.host.front() == '[')
+    out.host = out.host.substr(1, out.host.size() - 2);
   if (out.host.empty()) return make_error(quoted + ": no host");
-  if (!port_text.empty()) {
+  if (auto port_text = part(CURLUPART_PORT)) {
     unsigned port = 0;
-    if (!parse_number(port_text, port) || port == 0 || port > 65535) {
-      return make_error(quoted + ": port '" + std::string(port_text) + "' is not 1-65535");
+    if (!parse_number(*port_text, port) || port == 0 || port > 65535) {
+      return make_error(quoted + ": port '" + *port_text + "' is not 1-65535");
     }
     out.port = static_cast<uint16_t>(port);
   }
+  // The fragment is the client's own: never sent.
+  out.target = part(CURLUPART_PATH).value_or("/");
+  if (auto query = part(CURLUPART_QUERY)) out.target += "?" + *query;
   bool v6 = out.host.find(':') != std::string::npos;
   out.authority = (v6 ? "[" + out.host + "]" : out.host) + ":" + std::to_string(out.port);
   return out;

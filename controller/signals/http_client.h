@@ -30,8 +30,8 @@ struct HttpUrl {
   std::string to_string() const { return "http://" + authority + target; }
 };
 
-// http://host[:port][/path][?query]; https, user info and empty hosts are
-// rejected with the reason.
+// http://host[:port][/path][?query], as libcurl's URL API reads it; https,
+// user info, port 0 and what curl refuses are rejected with the reason.
 Result<HttpUrl> parse_http_url(std::string_view url);
 
 struct HttpResponse {

@@ -46,6 +46,17 @@ Result<Sample> KernelLatencySignal::sample(std::chrono::nanoseconds now) {
 
 namespace {
 
+constexpr Choices<LatencyMeasure, 2> kMeasures = {{
+    {"response", LatencyMeasure::kResponse},
+    {"connection", LatencyMeasure::kConnection},
+}};
+constexpr Choices<LatencyStatistic, 4> kStatistics = {{
+    {"p50", LatencyStatistic::kP50},
+    {"p90", LatencyStatistic::kP90},
+    {"p99", LatencyStatistic::kP99},
+    {"mean", LatencyStatistic::kMean},
+}};
+
 // [[signal]] kind = "kernel_latency": measure = "response" (default; from a
 // request's arrival to the server's first byte back) | "connection" (from
 // establishment to the server's close), statistic = "p99" (default) | "p90" |
@@ -53,19 +64,13 @@ namespace {
 // (default: the worst of them). Seconds.
 MadeSource make_kernel_latency(const config::SignalConfig& cfg, const DataplaneReaders& readers) {
   ParamReader p(cfg, {"measure", "statistic", "port"});
-  const auto measure = p.choice("measure", {"response", "connection"}, "response");
-  const auto statistic = p.choice("statistic", {"p50", "p90", "p99", "mean"}, "p99");
+  const auto measure = p.choice("measure", kMeasures, std::optional(LatencyMeasure::kResponse));
+  const auto statistic = p.choice("statistic", kStatistics, std::optional(LatencyStatistic::kP99));
   std::optional<uint16_t> port;
   if (p.has("port")) port = static_cast<uint16_t>(p.integer("port", 0, 1, 65535));
   if (auto s = p.finish(); !s) return s.error();
-  const LatencyStatistic stat = statistic == "p50"    ? LatencyStatistic::kP50
-                                : statistic == "p90"  ? LatencyStatistic::kP90
-                                : statistic == "mean" ? LatencyStatistic::kMean
-                                                      : LatencyStatistic::kP99;
-  return std::unique_ptr<SignalSource>(std::make_unique<KernelLatencySignal>(
-      readers.latency,
-      measure == "connection" ? LatencyMeasure::kConnection : LatencyMeasure::kResponse, stat,
-      port));
+  return std::unique_ptr<SignalSource>(
+      std::make_unique<KernelLatencySignal>(readers.latency, measure, statistic, port));
 }
 
 }  // namespace

@@ -40,20 +40,33 @@ Result<Sample> PsiSignal::sample(std::chrono::nanoseconds now) {
 
 namespace {
 
+// Each resource's file, in /proc/pressure or in a cgroup (<resource>.pressure).
+constexpr Choices<std::string_view, 3> kResources = {{
+    {"cpu", "cpu"},
+    {"memory", "memory"},
+    {"io", "io"},
+}};
+constexpr Choices<PsiSignal::Line, 2> kLines = {{
+    {"some", PsiSignal::Line::kSome},
+    {"full", PsiSignal::Line::kFull},
+}};
+constexpr Choices<PsiSignal::Measure, 2> kMeasures = {{
+    {"tick", PsiSignal::Measure::kTick},
+    {"avg10", PsiSignal::Measure::kAvg10},
+}};
+
 // [[signal]] kind = "psi": resource = "cpu"|"memory"|"io", line = "some"|"full"
 // (default some), measure = "tick"|"avg10" (default tick), cgroup = a cgroup
 // v2 directory (default: the whole host, /proc/pressure).
 MadeSource make_psi(const config::SignalConfig& cfg, const DataplaneReaders& /*readers*/) {
   ParamReader p(cfg, {"resource", "line", "measure", "cgroup"});
-  const auto resource = p.choice("resource", {"cpu", "memory", "io"}, "");
-  const auto line = p.choice("line", {"some", "full"}, "some");
-  const auto measure = p.choice("measure", {"tick", "avg10"}, "tick");
+  const std::string resource(p.choice("resource", kResources, std::optional<std::string_view>()));
+  const auto line = p.choice("line", kLines, std::optional(PsiSignal::Line::kSome));
+  const auto measure = p.choice("measure", kMeasures, std::optional(PsiSignal::Measure::kTick));
   const auto cgroup = p.string("cgroup");
   if (auto s = p.finish(); !s) return s.error();
   std::string path = cgroup ? *cgroup + "/" + resource + ".pressure" : "/proc/pressure/" + resource;
-  return std::unique_ptr<SignalSource>(std::make_unique<PsiSignal>(
-      path, line == "full" ? PsiSignal::Line::kFull : PsiSignal::Line::kSome,
-      measure == "avg10" ? PsiSignal::Measure::kAvg10 : PsiSignal::Measure::kTick));
+  return std::unique_ptr<SignalSource>(std::make_unique<PsiSignal>(path, line, measure));
 }
 
 }  // namespace

@@ -20,10 +20,6 @@ using MadeSource = Result<std::unique_ptr<SignalSource>>;
 struct SignalKindDescriptor {
   // One sentence, for the README's table of kinds (scripts/gen_readme.sh).
   std::string_view meaning;
-  // Reads the kind's keys while the config file is parsed, so that their
-  // errors come with the file's others; null: the parser takes every key
-  // and `check` and `make` judge them.
-  void (*parse_keys)(config::TableReader& reader) = nullptr;
   // Checks the kind's keys without making a source (which may start a
   // thread): the config fuzz target's view of what `make` refuses.
   Status (*check)(const config::SignalConfig& cfg) = nullptr;
@@ -39,9 +35,6 @@ Status check_options(const config::SignalConfig& cfg) {
   if (!parsed) return parsed.error();
   return {};
 }
-
-// The `check` of a kind whose parse_keys checked all its keys.
-inline Status checked_at_parse(const config::SignalConfig& /*cfg*/) { return {}; }
 
 // A kind's `check` by making its source and dropping it: for kinds whose
 // source starts nothing and reads nothing before it is sampled.

@@ -47,7 +47,7 @@ const SignalKindDescriptor* find_signal_kind(std::string_view name) {
 config::SignalKinds config_signal_kinds() {
   static const std::vector<config::SignalKindRule> kRules = [] {
     std::vector<config::SignalKindRule> rules;
-    for (const SignalKindEntry& e : kSignalKinds) rules.push_back({e.name, e.kind.parse_keys});
+    for (const SignalKindEntry& e : kSignalKinds) rules.push_back({e.name});
     return rules;
   }();
   return kRules;

@@ -1,6 +1,7 @@
 #include "signals/signal_params.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/duration.h"
 #include "config/toml_reader.h"
@@ -95,7 +96,11 @@ std::optional<double> ParamReader::number(std::string_view key, double min, doub
     return std::nullopt;
   }
   double value = *node->value<double>();
-  if (!(value >= min && value <= max)) {
+  if (!std::isfinite(value)) {
+    invalid(key, "must be a finite number");
+    return std::nullopt;
+  }
+  if (value < min || value > max) {
     invalid(key, "must be " + config::format_number(min) + ".." + config::format_number(max));
     return std::nullopt;
   }
@@ -112,16 +117,17 @@ const toml::table* ParamReader::table(std::string_view key) {
   return node->as_table();
 }
 
-std::string ParamReader::choice(std::string_view key,
-                                std::initializer_list<std::string_view> choices,
-                                std::string_view fallback) {
-  auto value = string(key, /*required=*/fallback.empty());
-  if (!value) return std::string(fallback);
-  if (std::find(choices.begin(), choices.end(), *value) != choices.end()) return *value;
+std::optional<std::size_t> ParamReader::choice_index(std::string_view key,
+                                                     std::span<const std::string_view> names,
+                                                     bool required) {
+  auto value = string(key, required);
+  if (!value) return std::nullopt;
+  const auto found = std::find(names.begin(), names.end(), *value);
+  if (found != names.end()) return static_cast<std::size_t>(found - names.begin());
   std::string list;
-  for (std::string_view c : choices) list += (list.empty() ? "\"" : ", \"") + std::string(c) + "\"";
+  for (std::string_view c : names) list += (list.empty() ? "\"" : ", \"") + std::string(c) + "\"";
   invalid(key, "must be one of " + list);
-  return std::string(fallback);
+  return std::nullopt;
 }
 
 void ParamReader::periodic(std::chrono::nanoseconds& interval, std::chrono::nanoseconds& timeout) {

@@ -5,10 +5,13 @@
 // key that silently does nothing is worse than a refusal to start.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +21,17 @@
 #include "config/signal_table.h"
 
 namespace edgeshed::signals {
+
+// A name a key may be given, and what it means to the kind: a kind's key
+// has one table of these, so a choice added there is read, listed in the
+// error for a wrong one, and mapped to its meaning.
+template <class T>
+struct Choice {
+  std::string_view name;
+  T value;
+};
+template <class T, std::size_t N>
+using Choices = std::array<Choice<T>, N>;
 
 class ParamReader {
  public:
@@ -33,10 +47,18 @@ class ParamReader {
                                     std::chrono::nanoseconds min, std::chrono::nanoseconds max);
   int64_t integer(std::string_view key, int64_t fallback, int64_t min, int64_t max,
                   bool required = false);
+  // A finite number in [min, max].
   std::optional<double> number(std::string_view key, double min, double max);
-  // One of `choices`; `fallback` when absent (empty fallback: required).
-  std::string choice(std::string_view key, std::initializer_list<std::string_view> choices,
-                     std::string_view fallback);
+  // The value of the choice `key` names; `fallback` when absent (nullopt:
+  // required). A name not in `choices` is an error that lists them.
+  template <class T, std::size_t N>
+  T choice(std::string_view key, const Choices<T, N>& choices, std::optional<T> fallback) {
+    std::array<std::string_view, N> names;
+    for (std::size_t i = 0; i < N; ++i) names[i] = choices[i].name;
+    const auto index = choice_index(key, names, !fallback.has_value());
+    if (index) return choices[*index].value;
+    return fallback.value_or(choices[0].value);
+  }
   const toml::table* table(std::string_view key);
 
   // "<file>:<line>:<col>: signal[N].<key> = <value>: <message>"
@@ -60,6 +82,9 @@ class ParamReader {
 
  private:
   void missing(std::string_view key);
+  // The index in `names` of the name `key` has; nullopt when absent or wrong.
+  std::optional<std::size_t> choice_index(std::string_view key,
+                                          std::span<const std::string_view> names, bool required);
   const toml::table& keys() const { return config::signal_keys(cfg_); }
 
   const config::SignalConfig& cfg_;

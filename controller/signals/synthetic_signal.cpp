@@ -2,29 +2,26 @@
 
 #include <limits>
 
-#include "config/signal_table.h"
-#include "config/toml_reader.h"
+#include "signals/dataplane_readers.h"
+#include "signals/signal_params.h"
 
 namespace edgeshed::signals {
 namespace {
 
-void parse_synthetic_keys(config::TableReader& reader) {
-  constexpr double kInfinity = std::numeric_limits<double>::infinity();
-  double value = 0.0;
-  reader.number("value", value, -kInfinity, kInfinity, config::Bounds::kOpen);
-}
-
+// [[signal]] kind = "synthetic": value = the number (default 0), finite.
 MadeSource make_synthetic(const config::SignalConfig& cfg, const DataplaneReaders& /*readers*/) {
-  return std::unique_ptr<SignalSource>(
-      std::make_unique<ConstantSignal>(config::signal_keys(cfg)["value"].value_or(0.0)));
+  ParamReader p(cfg, {"value"});
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  const auto value = p.number("value", -kInfinity, kInfinity);
+  if (auto s = p.finish(); !s) return s.error();
+  return std::unique_ptr<SignalSource>(std::make_unique<ConstantSignal>(value.value_or(0.0)));
 }
 
 }  // namespace
 
 const SignalKindDescriptor kSyntheticKind = {
     .meaning = "a fixed number (`value`, default 0), for tests and for holding a level by config",
-    .parse_keys = parse_synthetic_keys,
-    .check = checked_at_parse,
+    .check = check_by_making<make_synthetic>,
     .make = make_synthetic,
 };
 

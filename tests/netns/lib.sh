@@ -46,9 +46,30 @@ lab_cleanup() {
 	exit $rc
 }
 
+# bpffs on /sys/fs/bpf, mounted as edgeshed mounts it when missing
+# (controller/dataplane/pin_dirs.cpp): on a fresh machine a test's own pin
+# (bpftool) may come before any attach.
+ensure_bpffs() {
+	[ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ] || mount -t bpf -o mode=0700 bpf /sys/fs/bpf
+}
+
+# What a killed run with the same LAB_ID (a reused pid) left: its namespaces
+# (es-NAME-LAB_ID), its interfaces' pins (es-XLAB_ID), which attach would
+# adopt, and the test's own pins (es-NAME-LAB_ID, or with -maps after it),
+# which bpftool would not overwrite.
+lab_clear_leftovers() {
+	local ns
+	for ns in $(ip netns list | awk '{ print $1 }' | grep -E "^es-[a-z0-9]+-$LAB_ID\$" || true); do
+		ip netns del "$ns"
+	done
+	rm -rf /sys/fs/bpf/edgeshed/es-?"$LAB_ID" /sys/fs/bpf/es[-_]*[-_]"$LAB_ID" /sys/fs/bpf/es[-_]*[-_]"$LAB_ID"-maps
+}
+
 lab_up() {
 	trap lab_cleanup EXIT
 	trap 'exit 130' INT TERM
+	ensure_bpffs
+	lab_clear_leftovers
 	ip netns add "$SRV_NS"
 	ip netns add "$CLI_NS"
 	ip link add "$SRV_IF" netns "$SRV_NS" type veth peer name "$CLI_IF" netns "$CLI_NS"

@@ -898,24 +898,6 @@ TEST(ConfigErrorTest, SignalStaleAfterShorterThanATick) {
       "signal is read once per tick");
 }
 
-TEST(ConfigErrorTest, FileSignalNeedsAPath) {
-  EXPECT_EQ(error_of("[[signal]]\nname = \"f\"\nkind = \"file\"\ntarget = 1\n"),
-            "edgeshed.toml:1:1: signal[0]: missing required key \"path\"");
-}
-
-TEST(ConfigErrorTest, FileSignalTakesNoOtherKey) {
-  EXPECT_EQ(
-      error_of("[[signal]]\nname = \"f\"\nkind = \"file\"\ntarget = 1\npath = \"/x\"\npth = 1\n"),
-      "edgeshed.toml:6:1: unknown key \"signal[0].pth\"; did you mean \"signal[0].path\"?");
-}
-
-TEST(ConfigErrorTest, SyntheticValueMustBeANumber) {
-  EXPECT_EQ(error_of("[[signal]]\nname = \"s\"\nkind = \"synthetic\"\ntarget = 1\nvalue = \"x\"\n"),
-            "edgeshed.toml:5:1: signal[0].value = \"x\": must be a number");
-  EXPECT_EQ(error_of("[[signal]]\nname = \"s\"\nkind = \"synthetic\"\ntarget = 1\nvalue = nan\n"),
-            "edgeshed.toml:5:1: signal[0].value = nan: must be a finite number");
-}
-
 TEST(ConfigErrorTest, AllErrorsAreReportedAtOnce) {
   const std::string error = error_of(R"(
 [daemon]

@@ -165,6 +165,40 @@ resource = "disk"
   testing::expect_refused(SignalSet::build(cfg->signals, {}), {"t.toml:", "resource"});
 }
 
+// The file and synthetic kinds check their keys as every kind does: when
+// the source is made.
+std::string build_error(std::string_view text) {
+  auto cfg = signals::parse_config(text, "t.toml");
+  if (!cfg) return "parse: " + cfg.error().message;
+  auto set = SignalSet::build(cfg->signals, {});
+  return set ? "built" : set.error().message;
+}
+
+TEST(SignalSetBuild, FileSignalNeedsAPath) {
+  EXPECT_EQ(build_error("[[signal]]\nname = \"f\"\nkind = \"file\"\ntarget = 1\n"),
+            "t.toml: signal[0].path: required for kind file");
+  EXPECT_EQ(build_error("[[signal]]\nname = \"f\"\nkind = \"file\"\ntarget = 1\npath = \"\"\n"),
+            "t.toml:5:1: signal[0].path = \"\": must not be empty");
+}
+
+TEST(SignalSetBuild, FileSignalTakesNoOtherKey) {
+  EXPECT_EQ(build_error(
+                "[[signal]]\nname = \"f\"\nkind = \"file\"\ntarget = 1\npath = \"/x\"\npth = 1\n"),
+            "t.toml:6:1: signal[0].pth: unknown key for kind file (allowed: path)");
+}
+
+TEST(SignalSetBuild, SyntheticValueMustBeAFiniteNumber) {
+  EXPECT_EQ(
+      build_error("[[signal]]\nname = \"s\"\nkind = \"synthetic\"\ntarget = 1\nvalue = \"x\"\n"),
+      "t.toml:5:1: signal[0].value = \"x\": must be a number");
+  EXPECT_EQ(
+      build_error("[[signal]]\nname = \"s\"\nkind = \"synthetic\"\ntarget = 1\nvalue = nan\n"),
+      "t.toml:5:1: signal[0].value = nan: must be a finite number");
+  EXPECT_EQ(
+      build_error("[[signal]]\nname = \"s\"\nkind = \"synthetic\"\ntarget = 1\nvalue = -2.5\n"),
+      "built");
+}
+
 // The example config is what operators copy: every signal in it must build.
 TEST(SignalSetBuild, EverySignalOfTheExampleConfigBuilds) {
   auto path =

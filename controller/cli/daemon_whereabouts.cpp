@@ -11,6 +11,8 @@
 #include "cli/edgeshed_processes.h"
 #include "cli/interface_reading.h"
 #include "cli/interface_targets.h"
+#include "dataplane/attach.h"
+#include "dataplane/maps.h"
 
 namespace edgeshed {
 namespace {
@@ -19,6 +21,16 @@ constexpr std::chrono::milliseconds kPoll{100};
 constexpr std::chrono::milliseconds kExecGrace{300};
 // A daemon younger than this, with no state written, is taken for starting.
 constexpr std::chrono::duration<double> kStartingFor{10.0};
+
+// Whether every interface to show has its whole data plane pinned: then
+// there is nothing to wait for, whatever daemon is starting (another one,
+// with a run directory of its own, may be).
+bool all_readable(const Result<std::vector<std::string>>& targets) {
+  if (!targets || targets->empty()) return false;
+  return std::all_of(targets->begin(), targets->end(), [](const std::string& iface) {
+    return static_cast<bool>(Maps::open_pinned(pin_dir_for(iface)));
+  });
+}
 
 }  // namespace
 
@@ -49,7 +61,8 @@ Result<std::vector<std::string>> interfaces_for_status(const std::string& only,
   const auto starting = std::find_if(daemons.begin(), daemons.end(), [](const auto& d) {
     return !d.other_mount_namespace && d.age_s < kStartingFor.count();
   });
-  if (starting != daemons.end() && wait.count() > 0 && read_daemon(run_dir).state.is_null()) {
+  if (starting != daemons.end() && wait.count() > 0 && !all_readable(targets) &&
+      read_daemon(run_dir).state.is_null()) {
     const int pid = starting->pid;
     std::cerr << fmt::format(
         "edgeshed: the daemon (pid {}) is starting: waiting up to {} s for "

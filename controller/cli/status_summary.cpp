@@ -8,6 +8,7 @@
 #include "cli/status_text.h"
 #include "common/names.h"
 #include "common/stats.h"
+#include "config/config.h"
 #include "ipc/state.h"
 
 namespace edgeshed {
@@ -108,14 +109,20 @@ std::string shed_why(const ClassRates& r) {
   return out;
 }
 
+// A port's protocol, class and keep-alive where they are not a port's default.
 std::string ports_text(const InterfaceStatus& j) {
+  const config::PortConfig defaults;
+  const std::string_view default_protocol = names::name_of(defaults.protocol);
+  const std::string_view default_class = names::name_of(defaults.traffic_class);
+  const std::string_view default_keepalive = names::name_of(names::kKeepAlive, defaults.keepalive);
   std::string ports;
   for (const auto& p : j.ports) {
     std::string protocols;
     for (const auto& proto : p.protocols) protocols += (protocols.empty() ? "" : "+") + proto;
     ports += (ports.empty() ? "" : ", ") + std::to_string(p.port);
-    if (protocols != "tcp") ports += "/" + protocols;
-    if (p.traffic_class != "normal") ports += ":" + p.traffic_class;
+    if (protocols != default_protocol) ports += "/" + protocols;
+    if (p.traffic_class != default_class) ports += ":" + p.traffic_class;
+    if (p.keepalive != default_keepalive) ports += " (keepalive " + p.keepalive + ")";
   }
   return ports.empty() ? "nothing (no port protected)" : ports;
 }

@@ -51,7 +51,7 @@ calm=$(awk -v c="$CAPACITY" 'BEGIN { printf "%.0f", 0.7 * c }')
 cfg=$(matrix_config port_only "$PORT")
 echo 'keepalive = "refuse"' >>"$cfg"
 start_daemon_config "$cfg"
-"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "ports: 80:normal (keepalive refuse)" ||
+"$EDGESHED" --run-dir "$SC_WORK/run" status --verbose --iface "$SRV_IF" | grep "ports: 80:normal (keepalive refuse)" ||
 	fail "status does not name the port's keepalive setting"
 in_srv tc filter show dev "$SRV_IF" ingress | grep -q edgeshed_refuse ||
 	fail "no request filter at TC ingress: $(in_srv tc filter show dev "$SRV_IF" ingress)"
@@ -102,7 +102,7 @@ server_p99=$(awk 'NR == 1 { t0 = $1 } $1 >= t0 + 5000 && $5 != "-" && $5 != "" {
 echo "over: the client: ok $ok, connections refused $shed, lost $lost (reset $nreset, p99 $reset_p99 ms)," \
 	"admitted p50 $p50 p99 $p99 ms; the data plane: requests refused $refused; the server's own p99" \
 	"from 2 s into the overload: $server_p99 ms"
-"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "requests refused on open connections" ||
+"$EDGESHED" --run-dir "$SC_WORK/run" status --verbose --iface "$SRV_IF" | grep "requests refused on open connections" ||
 	fail "status does not report the refusals"
 claim "requests refused on open connections" "$(ge "$refused" 1)"
 claim "every reset the client saw is a refusal" "$(is "$nreset" "$refused")"
@@ -114,7 +114,7 @@ wait "$HOLDER" || fail "tcp_tool hold: exit $?: $(cat "$SC_WORK/hold" "$SC_WORK/
 read -r _ _ _ held_open _ held_closed _ held_reset < <(grep '^held ' "$SC_WORK/hold")
 echo "idle connections: $reclaimed reclaimed by the data plane; the holder: $held_open of $IDLE_N still" \
 	"open, $held_closed closed, $held_reset reset"
-"$EDGESHED" --run-dir "$SC_WORK/run" status --iface "$SRV_IF" | grep "idle connections reclaimed" ||
+"$EDGESHED" --run-dir "$SC_WORK/run" status --verbose --iface "$SRV_IF" | grep "idle connections reclaimed" ||
 	fail "status does not report the reclaimed connections"
 claim "idle connections reclaimed" "$(ge "$reclaimed" 1)"
 claim "every idle connection reset is one reclaimed, and the reclaims hit idle ones only" \

@@ -103,12 +103,12 @@ class CapacityLimit final : public LimitAlgorithm {
   // healthy to step 0 and must not be kept.
   std::optional<Knowledge> knowledge() const override;
   void warm_start(const Knowledge& knowledge) override { open_start_.warm_start(knowledge); }
-  // The queue gate's age: kQueueAgeFactor x the response time's p99 while
+  // The queue gate's age: [limit] queue_gate x the response time's p99 while
   // healthy, once learnt (this run's healthy ticks, or a warm start a tick
   // agreed with); scaled up with the floor when a probe confirms that the
-  // service got slower since. Long enough that a heavy tail, which queues
-  // now and then for its long requests, never holds most of a cohort past
-  // it; short enough that a queue does within a few service times.
+  // service got slower since. Empty while queue_gate is 0 (the default): a
+  // gate short enough to act before the limit also sheds a busy service's
+  // own bursts (examples/edgeshed.toml has the figures).
   std::optional<std::chrono::nanoseconds> queue_age() const override;
 
  private:

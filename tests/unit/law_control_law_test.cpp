@@ -177,7 +177,7 @@ TickInputs healthy_service() {
   return in;
 }
 
-// A service seen healthy for a few seconds teaches its p99.9: with
+// A service seen healthy for a few seconds teaches its p99: with
 // queue_gate = 2, the classes the adaptive limit caps get the gate at 2x of
 // it, the others none, nor a class an operator pinned to a cap of their own.
 TEST_F(ControlLawTest, TheQueueGateGoesWithTheAdaptiveLimit) {

@@ -1,7 +1,7 @@
 // The queue gate in the simulator: the data plane sheds new connections while
 // most requests that entered service a gate's age ago are still in service
 // (sim_service.cpp models queue_age.bpf.h), the age being queue_gate x the
-// p99.9 the capacity limit learnt while the service was healthy. Its onset
+// p99 the capacity limit learnt while the service was healthy. Its onset
 // against the limit alone, and the shapes the limit must never mistake for a
 // queue.
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@ using namespace capacity_loop;
 constexpr double kLearn = 10.0;  // seconds of half load before the overload
 constexpr double kOverload = 4.0;
 
-// The gate at 2x the healthy p99.9, as `[limit] queue_gate = 2.0` sets it.
+// The gate at 2x the healthy p99, as `[limit] queue_gate = 2.0` sets it.
 CapacityLimitConfig with_gate() {
   CapacityLimitConfig config;
   config.queue_gate = 2.0;

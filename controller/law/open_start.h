@@ -33,7 +33,7 @@ class OpenStart {
   // The most in service seen while healthy, a warm start's included.
   uint32_t healthy_peak() const;
   // The response time's p99 while healthy: the median of this run's healthy
-  // ticks', once there are a few, else a placed warm start's.
+  // ticks', from the third on, else a placed warm start's.
   std::optional<double> tail() const;
   // The floor the limit starts from on proof: a warm start's that a tick
   // agreed with, or this run's healthy ticks, once there are a few.

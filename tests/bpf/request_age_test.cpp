@@ -28,12 +28,24 @@ constexpr const char* kRequest = kHttpRequest;
 constexpr size_t kRequestBytes = kHttpRequestBytes;
 constexpr const char* kResponse = kHttpResponse;
 constexpr size_t kResponseBytes = kHttpResponseBytes;
-// The gate's age in the gate tests: long enough that the test's own
-// scheduling (a few ms) stays inside the slices it reads (33.5 ms each).
+// The gate's age in the gate tests: its slices are 33.5 ms (2^25 ns).
 constexpr uint32_t kGateAgeUs = 200'000;
-// When the requests sent at once are in the two slices the gate reads,
-// wherever in its slice they fell: between 233.5 and 267 ms after.
-constexpr auto kGateReads = 250ms;
+
+// Sleeps until the requests that entered service at `sent` (and in the
+// slice after it, should the sends have crossed into it) are the two slices
+// the gate reads: the middle of that 33.5 ms span, so that a test thread
+// woken late by a busy machine still reads them.
+void sleep_until_the_gate_reads(uint64_t sent) {
+  const uint64_t age = uint64_t{kGateAgeUs} * 1000;
+  const uint32_t shift = edgeshed_cohort_shift(age);
+  const uint64_t slice = sent >> shift;
+  // edgeshed_cohort_due() is slice + 1 from (slice + 2) << shift + age on.
+  const uint64_t due_from = ((slice + 2) << shift) + age;
+  const uint64_t target = due_from + (uint64_t{1} << shift) / 2;
+  const uint64_t now = monotonic_ns();
+  if (target > now) std::this_thread::sleep_for(std::chrono::nanoseconds(target - now));
+  ASSERT_EQ(edgeshed_cohort_due(monotonic_ns(), age), slice + 1) << "woken too late to read";
+}
 
 class RequestAgeTest : public TrackedLoopbackTest {
  protected:
@@ -157,11 +169,11 @@ TEST_F(RequestAgeTest, TheGateShutsOnRequestsWaitingPastItsAge) {
   constexpr int kWaiting = 8;
   std::vector<Pair> pairs;
   for (int i = 0; i < kWaiting; ++i) pairs.push_back(open_pair());
-  const auto sent = std::chrono::steady_clock::now();
+  const uint64_t sent = monotonic_ns();
   for (const Pair& p : pairs) send_bytes(p.client.get(), kRequest, kRequestBytes);
   wait_in_service(kWaiting);
   EXPECT_EQ(syn(), Verdict::kPass) << "younger than the gate's age";
-  std::this_thread::sleep_until(sent + kGateReads);
+  sleep_until_the_gate_reads(sent);
   EXPECT_TRUE(evidence());
   EXPECT_EQ(syn(), Verdict::kDrop);
   EXPECT_EQ(gate_count(), 1u);
@@ -184,11 +196,11 @@ TEST_F(RequestAgeTest, LongPollsBesideShortRequestsAreNoQueue) {
   std::vector<Pair> polls, shorts;
   for (int i = 0; i < 2; ++i) polls.push_back(open_pair());
   for (int i = 0; i < 10; ++i) shorts.push_back(open_pair());
-  const auto sent = std::chrono::steady_clock::now();
+  const uint64_t sent = monotonic_ns();
   for (const Pair& p : polls) send_bytes(p.client.get(), kRequest, kRequestBytes);
   for (const Pair& p : shorts) serve(p);
   wait_in_service(2);
-  std::this_thread::sleep_until(sent + kGateReads);
+  sleep_until_the_gate_reads(sent);
   EXPECT_FALSE(evidence());
   EXPECT_EQ(syn(), Verdict::kPass);
   EXPECT_EQ(gate_count(), 0u);
@@ -199,10 +211,10 @@ TEST_F(RequestAgeTest, LongPollsBesideShortRequestsAreNoQueue) {
 TEST_F(RequestAgeTest, NoAgeNoGate) {
   std::vector<Pair> pairs;
   for (int i = 0; i < 8; ++i) pairs.push_back(open_pair());
-  const auto sent = std::chrono::steady_clock::now();
+  const uint64_t sent = monotonic_ns();
   for (const Pair& p : pairs) send_bytes(p.client.get(), kRequest, kRequestBytes);
   wait_in_service(8);
-  std::this_thread::sleep_until(sent + kGateReads);
+  sleep_until_the_gate_reads(sent);
   gate_at(kGateAgeUs);  // now: the requests entered service before it
   EXPECT_FALSE(evidence());
   EXPECT_EQ(syn(), Verdict::kPass);

@@ -10,7 +10,7 @@
 #
 # Precondition, without edgeshed: nothing refused or lost.
 # Claims with edgeshed: 0 refused, 0 lost, the data plane decided on every
-# new connection; the adaptive limit stays open (no queue proven).
+# new connection.
 # At ae8a0fc the proof of a queue read a p90 window 1.5x over its lowest,
 # with in-flight up, as a queue: 4 runs in 8 refused some of the 3,000
 # (471, 384, 274, 7); the simulator's minute at 0.7x, 4 seeds: 40,667
@@ -60,8 +60,10 @@ echo "with edgeshed: $ok answered, $shed refused, $lost lost, admitted p50 $p50 
 check_ge "SYNs the data plane decided on" $((syn1 - syn0)) "$COUNT"
 claim "heavy tail at 0.7x with edgeshed: $shed of $COUNT refused, want 0" "$(is "$shed" 0)"
 claim "heavy tail at 0.7x with edgeshed: $lost lost (timeouts, resets, errors), want 0" "$(is "$lost" 0)"
-claim "heavy tail at 0.7x with edgeshed: the limit stayed open (limits seen: $limits)" \
-	"$([ "$limits" = 1000 ] && echo 1 || echo 0)"
+# The limit may still be proven in the first ticks (in 1 run of 4 at
+# 4b52570, on a loaded machine): then it starts at 20 and grows, and must
+# refuse nothing all the same.
+echo "adaptive limits seen: $limits"
 stop_daemon
 stop_server
 

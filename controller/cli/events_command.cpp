@@ -107,40 +107,41 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
       uint64_t seen = 0;
       std::vector<EventReader> readers;
       for (const auto& iface : ifaces) {
-        auto r = EventReader::open_pinned(pin_dir_for(iface), [&seen, args, iface, to_unix,
-                                                               started_ns](
-                                                                  const edgeshed_event& ev) {
-          if (args->count && seen >= args->count) return;
-          if (args->from_now && ev.ktime_ns < started_ns) return;
-          ++seen;
-          const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
-          const bool observed = ev.outcome == EDGESHED_EVENT_WOULD_SHED ||
-                                ev.outcome == EDGESHED_EVENT_WOULD_REFUSE_REQUEST ||
-                                ev.outcome == EDGESHED_EVENT_WOULD_RECLAIM;
-          const std::string verdict(
-              names::name_of(observed ? names::Verdict::kWouldShed : names::Verdict::kShed));
-          if (args->json) {
-            nlohmann::ordered_json j = {
-                {"time", utc_time(unix_ns)},
-                {"iface", iface},
-                {"source", address(ev)},
-                {"source_port", ev.sport},
-                {"port", ev.dport},
-                {"protocol", names::name_of(names::kProtocols, ev.protocol)},
-                {"class", names::name_of(names::kClasses, ev.class_id)},
-                {"verdict", verdict},
-                {"reason", names::name_of(names::kReasons, ev.reason)},
-                {"outcome", names::name_of(names::kOutcomes, ev.outcome)}};
-            std::cout << j.dump() << "\n";
-          } else {
-            std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":" << ev.sport
-                      << " -> " << names::name_of(names::kProtocols, ev.protocol) << " port "
-                      << ev.dport << " " << names::name_of(names::kClasses, ev.class_id) << " "
-                      << verdict << " (" << names::name_of(names::kReasons, ev.reason) << ") "
-                      << names::name_of(names::kOutcomes, ev.outcome) << "\n";
-          }
-          std::cout.flush();
-        });
+        auto r = EventReader::open_pinned(
+            pin_dir_for(iface),
+            [&seen, args, iface, to_unix, started_ns](const edgeshed_event& ev) {
+              if (args->count && seen >= args->count) return;
+              if (args->from_now && ev.ktime_ns < started_ns) return;
+              ++seen;
+              const int64_t unix_ns = static_cast<int64_t>(ev.ktime_ns) + to_unix;
+              const bool observed = ev.outcome == EDGESHED_EVENT_WOULD_SHED ||
+                                    ev.outcome == EDGESHED_EVENT_WOULD_REFUSE_REQUEST ||
+                                    ev.outcome == EDGESHED_EVENT_WOULD_RECLAIM;
+              const std::string verdict(
+                  names::name_of(observed ? names::Verdict::kWouldShed : names::Verdict::kShed));
+              if (args->json) {
+                nlohmann::ordered_json j = {
+                    {"time", utc_time(unix_ns)},
+                    {"iface", iface},
+                    {"source", address(ev)},
+                    {"source_port", ev.sport},
+                    {"port", ev.dport},
+                    {"protocol", names::name_of(names::kProtocols, ev.protocol)},
+                    {"class", names::name_of(names::kClasses, ev.class_id)},
+                    {"verdict", verdict},
+                    {"reason", names::name_of(names::kReasons, ev.reason)},
+                    {"outcome", names::name_of(names::kOutcomes, ev.outcome)}};
+                std::cout << j.dump() << "\n";
+              } else {
+                std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":"
+                          << ev.sport << " -> " << names::name_of(names::kProtocols, ev.protocol)
+                          << " port " << ev.dport << " "
+                          << names::name_of(names::kClasses, ev.class_id) << " " << verdict << " ("
+                          << names::name_of(names::kReasons, ev.reason) << ") "
+                          << names::name_of(names::kOutcomes, ev.outcome) << "\n";
+              }
+              std::cout.flush();
+            });
         if (!r) {
           if (!args->iface.empty()) return fail(iface + ": " + r.error().message);
           // The others still have something to say.

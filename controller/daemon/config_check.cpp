@@ -40,7 +40,8 @@ std::string interface_line(const config::InterfaceConfig& iface) {
   const auto hook =
       choose_hook(iface.name, iface.hook_named ? std::optional(static_cast<uint32_t>(iface.hook))
                                                : std::nullopt);
-  std::string line = fmt::format("interface {}: hook {}", iface.name, names::name_of(names::kHooks, hook.hook));
+  std::string line =
+      fmt::format("interface {}: hook {}", iface.name, names::name_of(names::kHooks, hook.hook));
   std::error_code ec;
   line += std::filesystem::exists(pin_dir_for(iface.name), ec)
               ? ", adopting the data plane attached there (no moment without a program)"

@@ -258,7 +258,8 @@ std::string render_metrics(const MetricsSnapshot& s) {
     const uint64_t count = s.inflight[law::index_of(c)];
     w.sample("edgeshed_inflight_age_seconds")
         .labels({{"class", names::name_of(c)}})
-        .value(count ? static_cast<double>(s.inflight_age_ns[law::index_of(c)]) / count / 1e9 : 0.0);
+        .value(count ? static_cast<double>(s.inflight_age_ns[law::index_of(c)]) / count / 1e9
+                     : 0.0);
   }
   w.family("edgeshed_queue_gate_age_seconds", "gauge",
            "Age past which most requests of a class still in service shed its new connections "

@@ -56,7 +56,7 @@ struct MetricsSnapshot {
   uint32_t adaptive_limit = 0;
   bool adaptive_limit_open = false;
   std::array<law::ClassPolicy, law::kNumClasses> policies{};
-  std::array<uint64_t, law::kNumClasses> inflight{};  // requests in service
+  std::array<uint64_t, law::kNumClasses> inflight{};         // requests in service
   std::array<uint64_t, law::kNumClasses> inflight_age_ns{};  // the sum of their ages
   std::array<uint64_t, law::kNumClasses> connections{};
   std::vector<SignalMetric> signals;

@@ -22,8 +22,8 @@ edgeshed_class_policy to_abi(const law::ClassPolicy& p) {
   if (p.queue_age.count() > 0) {
     // Rounded up: 0 would mean no gate.
     const auto us = std::chrono::ceil<std::chrono::microseconds>(p.queue_age).count();
-    out.queue_age_us = static_cast<uint32_t>(
-        std::min<int64_t>(us, std::numeric_limits<uint32_t>::max()));
+    out.queue_age_us =
+        static_cast<uint32_t>(std::min<int64_t>(us, std::numeric_limits<uint32_t>::max()));
   }
   return out;
 }

@@ -205,8 +205,8 @@ law::TickInputs Tick::inputs(std::chrono::nanoseconds now, std::vector<std::stri
       in.sheds[c] += stats->cls[c][EDGESHED_CTR_REQUEST_REFUSED] -
                      last_stats_.cls[c][EDGESHED_CTR_REQUEST_REFUSED];
     }
-    in.gate_sheds = stats->global[EDGESHED_GCTR_QUEUE_GATE] -
-                    last_stats_.global[EDGESHED_GCTR_QUEUE_GATE];
+    in.gate_sheds =
+        stats->global[EDGESHED_GCTR_QUEUE_GATE] - last_stats_.global[EDGESHED_GCTR_QUEUE_GATE];
     last_stats_ = *stats;
   } else {
     report("stats", stats.error().message, now, errors);

@@ -35,7 +35,7 @@ struct DataplaneSnapshot {
   Result<ClassCounts> inflight = ClassCounts{};
   ClassCounts peak_inflight{};
   ClassCounts connections{};
-  ClassCounts inflight_age_ns{};  // the sum of the ages of those in service
+  ClassCounts inflight_age_ns{};                    // the sum of the ages of those in service
   std::array<bool, EDGESHED_NUM_CLASSES> queued{};  // the queue gates' evidence
   Result<edgeshed_stats> stats = edgeshed_stats{};
   std::vector<std::pair<std::string, edgeshed_stats>> per_interface;  // for metrics

@@ -30,9 +30,9 @@ using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;
 
 // The tracker's live counts per class (see abi.h), read together once a tick.
 struct LiveCounts {
-  ClassCounts inflight{};       // requests in service: what the caps limit
-  ClassCounts peak_inflight{};  // the most at once since the last read
-  ClassCounts connections{};    // established connections
+  ClassCounts inflight{};         // requests in service: what the caps limit
+  ClassCounts peak_inflight{};    // the most at once since the last read
+  ClassCounts connections{};      // established connections
   ClassCounts inflight_age_ns{};  // the sum of the ages of those in service
   // The queue gate's evidence now (abi.h, es_cohorts), for the classes
   // whose active policy has a gate.

@@ -75,8 +75,8 @@ Result<std::array<bool, EDGESHED_NUM_CLASSES>> Maps::read_queue_evidence() const
     uint32_t arrived = 0;
     int32_t open = 0;
     for (int i = 0; i < 2; ++i, --slice) {
-      const uint32_t key = c * EDGESHED_COHORT_SLICES +
-                           static_cast<uint32_t>(slice & (EDGESHED_COHORT_SLICES - 1));
+      const uint32_t key =
+          c * EDGESHED_COHORT_SLICES + static_cast<uint32_t>(slice & (EDGESHED_COHORT_SLICES - 1));
       edgeshed_cohort cohort{};
       if (auto s = map_io::lookup(cohorts_, &key, &cohort, "cohort map"); !s) return s.error();
       if (cohort.slice != slice) continue;

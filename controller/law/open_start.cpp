@@ -243,8 +243,7 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
     bool rising = false;
     if (lowest) {
       const double noise = std::max<double>(kQueueSlack, kQueueDeviations * std::sqrt(inflight));
-      rising = latency > lowest->latency * kQueueRise &&
-               latency > tail_rise &&
+      rising = latency > lowest->latency * kQueueRise && latency > tail_rise &&
                (inflight > lowest->inflight * kQueueRise + noise || inflight >= config_.max);
       if (rising && rate && lowest->rate) {
         const double more_inflight =
@@ -261,7 +260,8 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
       }
     }
     if (!rising) {
-      readings_.push_back({sample.now, latency, inflight, rate, false, sample.tail_latency_seconds});
+      readings_.push_back(
+          {sample.now, latency, inflight, rate, false, sample.tail_latency_seconds});
       if (rate) learn(readings_.back());
     }
     // An overload grows without end; a burst of a load under capacity does

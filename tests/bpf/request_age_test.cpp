@@ -88,7 +88,8 @@ class RequestAgeTest : public TrackedLoopbackTest {
 TEST_F(RequestAgeTest, AgesAreExactAfterManyRequestsBesideLongPolls) {
   constexpr int kPolls = 3;
   std::vector<Pair> polls;
-  uint64_t entered_after = 0;  // the sum of the polls' entry times lies
+  polls.reserve(kPolls);
+  uint64_t entered_after = 0;   // the sum of the polls' entry times lies
   uint64_t entered_before = 0;  // between these two
   for (int i = 0; i < kPolls; ++i) {
     polls.push_back(open_pair());
@@ -101,6 +102,7 @@ TEST_F(RequestAgeTest, AgesAreExactAfterManyRequestsBesideLongPolls) {
   constexpr int kConnections = 100;
   constexpr int kRounds = 1000;  // 10^5 requests
   std::vector<Pair> pairs;
+  pairs.reserve(kConnections);
   for (int i = 0; i < kConnections; ++i) pairs.push_back(open_pair());
   for (int round = 0; round < kRounds; ++round) {
     for (int i = 0; i < kConnections; ++i) {
@@ -168,6 +170,7 @@ TEST_F(RequestAgeTest, TheGateShutsOnRequestsWaitingPastItsAge) {
   gate_at(kGateAgeUs);
   constexpr int kWaiting = 8;
   std::vector<Pair> pairs;
+  pairs.reserve(kWaiting);
   for (int i = 0; i < kWaiting; ++i) pairs.push_back(open_pair());
   const uint64_t sent = monotonic_ns();
   for (const Pair& p : pairs) send_bytes(p.client.get(), kRequest, kRequestBytes);
@@ -194,6 +197,8 @@ TEST_F(RequestAgeTest, TheGateShutsOnRequestsWaitingPastItsAge) {
 TEST_F(RequestAgeTest, LongPollsBesideShortRequestsAreNoQueue) {
   gate_at(kGateAgeUs);
   std::vector<Pair> polls, shorts;
+  polls.reserve(2);
+  shorts.reserve(10);
   for (int i = 0; i < 2; ++i) polls.push_back(open_pair());
   for (int i = 0; i < 10; ++i) shorts.push_back(open_pair());
   const uint64_t sent = monotonic_ns();
@@ -210,6 +215,7 @@ TEST_F(RequestAgeTest, LongPollsBesideShortRequestsAreNoQueue) {
 // requests: nothing is sorted into cohorts either.
 TEST_F(RequestAgeTest, NoAgeNoGate) {
   std::vector<Pair> pairs;
+  pairs.reserve(8);
   for (int i = 0; i < 8; ++i) pairs.push_back(open_pair());
   const uint64_t sent = monotonic_ns();
   for (const Pair& p : pairs) send_bytes(p.client.get(), kRequest, kRequestBytes);

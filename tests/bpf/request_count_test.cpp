@@ -54,7 +54,6 @@ class RequestCountTest : public TrackedLoopbackTest {
     read_bytes(p.server.get(), kRequestBytes);
     send_response(p.server.get());
   }
-
 };
 
 TEST_F(RequestCountTest, IdleConnectionsCountNothing) {

@@ -40,9 +40,9 @@ struct SimConfig {
   uint32_t workers = 10;
   Seconds service_time{0.020};
   ServiceTimes distribution = ServiceTimes::kFixed;
-  double long_share = 0.1;     // kBimodal only
-  Seconds long_time{0.100};    // kBimodal only
-  double load = 1.0;  // open loop: offered rate as a multiple of capacity
+  double long_share = 0.1;   // kBimodal only
+  Seconds long_time{0.100};  // kBimodal only
+  double load = 1.0;         // open loop: offered rate as a multiple of capacity
   // Keep-alive model when set: this many client connections, back to back.
   std::optional<uint32_t> clients;
   uint32_t requests_per_connection = 10;  // keep-alive: then it reconnects

@@ -130,7 +130,9 @@ expect 0 "port 9999 unprotected" -- port remove 9999 --run-dir "$run"
 expect 0 "raised to 1" -- override critical --admit-fraction 0.1 --run-dir "$run"
 expect 0 "port 9090 protected" -- port add 9090 --run-dir "$run"
 expect 0 "port 9090 unprotected" -- port remove 9090 --run-dir "$run"
-wait_for "the changes in the state file" grep -q admit_fraction "$run/state.json"
+# The daemon applies each change on its own tick: wait for the tick that has both.
+changes_applied() { jq -e '.runtime_changes | tostring | test("admit_fraction") and (test("9090") | not)' "$run/state.json" >/dev/null; }
+wait_for "the changes in the state file" changes_applied
 expect 0 "class critical admit_fraction=1 " -- status --verbose --interval 0 --run-dir "$run"
 grep -q "port 9090" <<<"$LAST_OUT" && fail "an add undone is still listed: $LAST_OUT"
 expect 0 "back to the config" -- reset --run-dir "$run"

@@ -20,7 +20,7 @@ CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILE
 endif
 
 .PHONY: all deps configure install test test-build test-unit demo bench bench-tools bench-dataplane \
-	bench-synflood bench-refusal bench-saturation bench-overload bench-controller bench-servers bench-report clean format \
+	bench-synflood bench-refusal bench-saturation bench-overload bench-controller bench-servers bench-cold-gate bench-report clean format \
 	fuzz soak lint
 
 all: configure
@@ -80,7 +80,8 @@ demo: deps configure
 # them with its plots under $(BENCH_OUT)/NAME/. `make bench` runs all six and
 # then writes BENCHMARKS.md and docs/bench/*.png from the results.
 BENCH_OUT ?= $(BUILD)/bench
-BENCH_TOOLS = edgeshed tcp_tool refserver loadgen synflood bench_dataplane baseline_skel rst_sink_skel
+BENCH_TOOLS = edgeshed tcp_tool refserver loadgen synflood bench_dataplane baseline_skel rst_sink_skel \
+	bench_cold_gate
 B = $(abspath $(BUILD))
 BENCH_ENV = EDGESHED=$(B)/edgeshed TCP_TOOL=$(B)/tcp_tool REFSERVER=$(B)/refserver LOADGEN=$(B)/loadgen \
 	SYNFLOOD=$(B)/synflood BPF_OUT=$(B)/bpf BENCH_DATAPLANE=$(B)/bench_dataplane BENCH_OUT=$(abspath $(BENCH_OUT))
@@ -138,6 +139,13 @@ bench-controller: $(BENCH_DEP)
 	@mkdir -p $(BENCH_OUT)/controller
 	$(BENCH_ENV) bash tests/bench/bench_controller.sh 2>&1 | tee $(BENCH_OUT)/controller/table.txt; \
 		test $${PIPESTATUS[0]} -eq 0
+
+# Why a cold start has no queue gate: the gate from the first request on the
+# simulated service, what it refuses of healthy services and what it leaves
+# of an overload's queue (seconds; no kernel, no lab).
+bench-cold-gate: $(BENCH_DEP)
+	@mkdir -p $(BENCH_OUT)/cold-gate
+	$(B)/bench_cold_gate | tee $(BENCH_OUT)/cold-gate/table.txt; test $${PIPESTATUS[0]} -eq 0
 
 # BENCHMARKS.md and docs/bench/*.png from the results of the last `make bench`.
 bench-report:

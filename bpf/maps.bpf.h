@@ -92,14 +92,14 @@ struct {
 } es_inflight_peak SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, EDGESHED_NUM_PORTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } es_inflight_since SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, EDGESHED_NUM_CLASSES);
 	__type(key, __u32);
 	__type(value, __u64);

@@ -89,6 +89,8 @@ static __always_inline void cohort_leave(__u32 class_id, __u64 at)
 		__sync_fetch_and_sub(&c->open, 1);
 }
 
+/* Per CPU (abi.h); still atomic, for the softirq that may interrupt a send
+ * on this CPU and add to the same entry. */
 static __always_inline void since_add(void *map, __u32 key, __u64 d)
 {
 	__u64 *v = bpf_map_lookup_elem(map, &key);

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include <array>
 #include <cerrno>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/fd.h"
 #include "common/result.h"
@@ -52,6 +54,17 @@ Status lookup_all(const Fd& fd, std::array<T, N>& values, const char* what) {
                       std::to_string(N));
   }
   return {};
+}
+
+// The sum over the CPUs of a per-CPU map's __u64 entry, modulo 2^64.
+inline Result<uint64_t> lookup_percpu_sum(const Fd& fd, uint32_t key, const char* what) {
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return make_error(std::string("cannot count CPUs: ") + errno_text(cpus));
+  std::vector<uint64_t> values(static_cast<size_t>(cpus));
+  if (auto s = lookup(fd, &key, values.data(), what); !s) return s.error();
+  uint64_t sum = 0;
+  for (uint64_t v : values) sum += v;
+  return sum;
 }
 
 inline Status update(const Fd& fd, const void* key, const void* value, const char* what) {

@@ -33,7 +33,11 @@ Result<ClassCounts> Maps::read_inflight_ages(const ClassCounts& inflight) const 
   ClassCounts counts = inflight;
   for (int attempt = 0; attempt < kReadTries; ++attempt) {
     ClassCounts since{};
-    if (auto s = map_io::lookup_all(since_cls_, since, "in-service age map"); !s) return s.error();
+    for (uint32_t c = 0; c < since.size(); ++c) {
+      auto sum = map_io::lookup_percpu_sum(since_cls_, c, "in-service age map");
+      if (!sum) return sum.error();
+      since[c] = *sum;
+    }
     const uint64_t now = monotonic_ns();
     ClassCounts ages{};
     bool torn = false;
@@ -56,9 +60,9 @@ Result<uint64_t> Maps::read_inflight_age_port(uint16_t port) const {
   for (int attempt = 0; attempt < kReadTries; ++attempt) {
     auto count = read_inflight_port(port);
     if (!count) return count.error();
-    uint64_t since = 0;
-    if (auto s = map_io::lookup(since_, &key, &since, "in-service age map"); !s) return s.error();
-    if (const auto sum = age_sum(*count, since, monotonic_ns())) return *sum;
+    auto since = map_io::lookup_percpu_sum(since_, key, "in-service age map");
+    if (!since) return since.error();
+    if (const auto sum = age_sum(*count, *since, monotonic_ns())) return *sum;
   }
   return uint64_t{0};
 }

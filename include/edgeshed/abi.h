@@ -420,7 +420,9 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 4, "destination ABI");
  *  - es_inflight_since, es_inflight_since_cls: the sum of the times
  *    (bpf_ktime_get_ns()) at which the requests now in service entered it,
  *    modulo 2^64. count x now - sum is the sum of their ages, exact as long
- *    as that fits in 64 bits (584 years of requests).
+ *    as that fits in 64 bits (584 years of requests). Per CPU, summed by the
+ *    reader: a request leaves on whichever CPU answers it, and the sum
+ *    stays exact, while no CPU adds to a cache line another one holds.
  */
 
 /*

@@ -58,7 +58,7 @@ SimConfig config_of(const Shape& s, uint32_t seed) {
   return c;
 }
 
-uint32_t open_limit(const SimTick&) { return UINT32_MAX; }
+uint32_t open_limit(const SimTick& /*tick*/) { return UINT32_MAX; }
 
 uint64_t refused_of_healthy(const Shape& s, double m) {
   uint64_t refused = 0;

@@ -28,6 +28,20 @@ constexpr std::size_t kSustainedTicks = 5;
 constexpr double kBurstGrowth = 1.25;
 // Share of the way the floor follows a lasting rise per tick, without overload.
 constexpr double kFloorRise = 0.02;
+// A warm start's knowledge on trial (OpenStart::warm_start_on_trial): the
+// completions per second of the ticks that proved the queue, over this
+// many ticks, against those under the limit once the requests admitted
+// before it had time to leave (kTrialDrainLatencies of the latency at the
+// proof, at least kTrialDrainTicks), measured for kTrialMeasureFloors of
+// the learnt floor (at least kTrialMeasureTicks). A queued service keeps
+// its throughput under a limit at its capacity; a service that needs the
+// concurrency loses it, and the limit opens again.
+constexpr std::size_t kTrialRateTicks = 3;
+constexpr double kTrialDrainLatencies = 1.5;
+constexpr int kTrialDrainTicks = 2;
+constexpr double kTrialMeasureFloors = 5.0;
+constexpr int kTrialMeasureTicks = 3;
+constexpr double kTrialHold = 0.8;
 }  // namespace
 
 CapacityLimit::CapacityLimit(const CapacityLimitConfig& config)
@@ -76,6 +90,15 @@ uint32_t CapacityLimit::update(const LimitSample& sample) {
     unproven_ = false;
     proven_tail_ = tail;
     proven_floor_ = open_start_.start_floor();
+    if (open_start_.warm_start_on_trial()) start_trial(sample);
+  }
+  if (trial_) {
+    if (sample.completions) {
+      recent_completions_.push_back(*sample.completions);
+      if (recent_completions_.size() > kRecentTicks) recent_completions_.pop_front();
+    }
+    continue_trial(sample);
+    return limit();
   }
   const bool measured = sample.latency_seconds && std::isfinite(*sample.latency_seconds) &&
                         *sample.latency_seconds > 0.0;
@@ -103,6 +126,46 @@ uint32_t CapacityLimit::update(const LimitSample& sample) {
     if (recent_completions_.size() > kRecentTicks) recent_completions_.pop_front();
   }
   return limit();
+}
+
+void CapacityLimit::start_trial(const LimitSample& sample) {
+  uint64_t completed = sample.completions.value_or(0);
+  std::size_t ticks = 1;
+  for (auto it = recent_completions_.rbegin();
+       it != recent_completions_.rend() && ticks < kTrialRateTicks; ++it, ++ticks) {
+    completed += *it;
+  }
+  const double seconds = std::chrono::duration<double>(sample.interval).count() * ticks;
+  const double latency = sample.latency_seconds.value_or(0.0);
+  const auto drain = std::max(sample.interval * kTrialDrainTicks,
+                              std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::duration<double>(kTrialDrainLatencies * latency)));
+  const auto measure = std::max(
+      sample.interval * kTrialMeasureTicks,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double>(kTrialMeasureFloors * proven_floor_.value_or(0.0))));
+  trial_ = Trial{sample.now + drain, sample.now + drain + measure,
+                 seconds > 0.0 ? static_cast<double>(completed) / seconds : 0.0};
+}
+
+void CapacityLimit::continue_trial(const LimitSample& sample) {
+  Trial& trial = *trial_;
+  if (sample.now > trial.measure_from && sample.completions) {
+    trial.completions += *sample.completions;
+    trial.measured += sample.interval;
+  }
+  if (sample.now < trial.until) return;
+  const double seconds = std::chrono::duration<double>(trial.measured).count();
+  const double rate = seconds > 0.0 ? static_cast<double>(trial.completions) / seconds : 0.0;
+  if (rate >= kTrialHold * trial.proof_rate) {
+    trial_.reset();
+    return;
+  }
+  // Refuted: open again, as a cold start that has learnt this run's ticks.
+  OpenStart open_start = std::move(open_start_);
+  open_start.refute_warm_start();
+  *this = CapacityLimit(config_);
+  open_start_ = std::move(open_start);
 }
 
 void CapacityLimit::start_probe(std::chrono::nanoseconds now, std::optional<double> before_rate,

@@ -36,6 +36,15 @@ namespace edgeshed::law {
 //     responses a second) makes a reading once its rate window, stretched up
 //     to 10 s, holds 20 responses, with their mean latency; its evidence
 //     must then hold on every reading for one no-queue latency.
+//     A warm start's knowledge is a strong prior where this run has no
+//     floor of its own yet: five ticks in a row far over the learnt floor
+//     and p99, completing at least the learnt rate with 4x what Little's
+//     law keeps in service at it (a keep-alive pool that saturates the
+//     service from the restart, which grows no queue to prove). The proof
+//     then puts the knowledge on trial: the limit holds for one and a half
+//     latencies and five floors, and the throughput under it must stay at
+//     80% of the proof's, or the limit opens again without the knowledge
+//     (another service, slower and busier: a second or so of refusals).
 //     The limit then starts where Little's law puts the concurrency at
 //     saturation, completions per second x that lowest latency, within
 //     [initial, 4 x initial]: from a cold start into 1.6x, 21 for 10 x 20 ms
@@ -127,7 +136,19 @@ class CapacityLimit final : public LimitAlgorithm {
     int over_limit_ticks = 0;
     int ticks = 0;
   };
+  // A warm start's knowledge on trial after the proof it made (see
+  // capacity_limit.cpp): the limit holds while the throughput is measured.
+  struct Trial {
+    std::chrono::nanoseconds measure_from;  // the requests admitted before had time to leave
+    std::chrono::nanoseconds until;
+    double proof_rate;  // completions per second when the queue was proven
+    uint64_t completions = 0;
+    std::chrono::nanoseconds measured{0};
+  };
   static constexpr std::size_t kRecentTicks = 128;
+
+  void start_trial(const LimitSample& sample);
+  void continue_trial(const LimitSample& sample);
 
   void start_probe(std::chrono::nanoseconds now, std::optional<double> before_rate,
                    double chain_limit, double chain_latency);
@@ -146,6 +167,7 @@ class CapacityLimit final : public LimitAlgorithm {
   std::optional<double> floor_;
   std::optional<std::chrono::nanoseconds> confirmed_at_;
   std::optional<Probe> probe_;
+  std::optional<Trial> trial_;
   std::optional<double> smoothed_;  // latency, seconds
   std::optional<std::chrono::nanoseconds> below_band_since_;
   std::deque<uint64_t> recent_completions_;

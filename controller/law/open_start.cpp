@@ -65,6 +65,19 @@ constexpr double kWarmAgreement = 1.5;
 // seconds).
 constexpr double kHeavyTail = 3.0;
 constexpr double kTailRise = 1.25;
+// A warm start's strong prior (issue #49, point 4): ticks kPriorLatency
+// times over its floor and over its p99, completing at least its rate, with
+// kPriorInflight times what Little's law keeps in service at that rate and
+// the learnt response time, kPriorTicks in a row. That is the learnt service queued (a pool that
+// saturates it from the restart grows no queue to prove), or another
+// service, slower and busier: the proof takes the knowledge on trial, and
+// the limit checks it (CapacityLimit's trial).
+constexpr double kPriorLatency = 2.0;
+constexpr double kPriorInflight = 4.0;
+// On this many ticks in a row: a pool holds its in-flight, a busy healthy
+// service reaches it in a burst (20 ms learnt, 30 ms now at 0.9x: two ticks
+// in a row, and its trial shed 73).
+constexpr int kPriorTicks = 5;
 
 double quantile(std::vector<double> values, double q) {
   const auto nth = values.begin() + static_cast<std::ptrdiff_t>(q * (values.size() - 1));
@@ -217,13 +230,29 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
     // Knowledge of another service, or of this one before a change, must not
     // make a healthy service look queued: it counts once a tick of this run
     // agrees with its floor.
-    if (warm_ && !warm_placed_ && rate && latency < warm_->floor_seconds * kWarmAgreement &&
-        latency * kWarmAgreement > warm_->floor_seconds) {
-      const std::optional<double> warm_tail =
-          warm_->tail_seconds > 0.0 ? std::optional<double>(warm_->tail_seconds) : std::nullopt;
-      readings_.push_back(
-          {sample.now, warm_->floor_seconds, warm_->inflight, warm_->rate, true, warm_tail});
-      warm_placed_ = true;
+    bool strong_prior = false;
+    // Only before this run learnt a floor of its own: after that, knowledge
+    // of an earlier run is no prior (a service 1.5x slower since, at 0.9x,
+    // had such ticks 28 s in, when this run's floor said it was healthy).
+    if (warm_ && !warm_placed_ && !warm_refuted_ && rate && learnt_.size() < kMinStartLearnt) {
+      const bool agrees = latency < warm_->floor_seconds * kWarmAgreement &&
+                          latency * kWarmAgreement > warm_->floor_seconds;
+      // Little's law: what this throughput keeps in service at the learnt
+      // response time (its in-flight over its rate).
+      const double learnt_inflight = *rate * warm_->inflight / warm_->rate;
+      strong_prior = latency >= kPriorLatency * warm_->floor_seconds &&
+                     latency >= warm_->tail_seconds && *rate >= warm_->rate &&
+                     inflight >= kPriorInflight * std::max(1.0, learnt_inflight);
+      prior_ticks_ = strong_prior ? prior_ticks_ + 1 : 0;
+      if (agrees || prior_ticks_ >= kPriorTicks) {
+        const std::optional<double> warm_tail =
+            warm_->tail_seconds > 0.0 ? std::optional<double>(warm_->tail_seconds) : std::nullopt;
+        readings_.push_back(
+            {sample.now, warm_->floor_seconds, warm_->inflight, warm_->rate, true, warm_tail});
+        warm_placed_ = true;
+        on_trial_ = !agrees;
+        queue = queue || on_trial_;
+      }
     }
     const auto memory = std::max<std::chrono::nanoseconds>(
         kQueueMemory, std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -262,7 +291,8 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
     if (!rising) {
       readings_.push_back(
           {sample.now, latency, inflight, rate, false, sample.tail_latency_seconds});
-      if (rate) learn(readings_.back());
+      // A tick of the prior is no healthy tick to learn from.
+      if (rate && !strong_prior) learn(readings_.back());
     }
     // An overload grows without end; a burst of a load under capacity does
     // not: the evidence must hold on kQueueTicks ticks in a row, in-flight
@@ -315,6 +345,17 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
   readings_.clear();
   completions_.clear();
   return std::clamp<double>(estimate, config_.min, config_.max);
+}
+
+void OpenStart::refute_warm_start() {
+  warm_placed_ = false;
+  warm_refuted_ = true;
+  on_trial_ = false;
+  prior_ticks_ = 0;
+  queue_ticks_ = 0;
+  slow_evidence_.reset();
+  readings_.clear();
+  completions_.clear();
 }
 
 void OpenStart::learn(const Reading& reading) {

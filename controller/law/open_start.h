@@ -40,6 +40,12 @@ class OpenStart {
   std::optional<double> start_floor() const;
   // Ticks learnt from, a warm start's included.
   uint64_t readings() const;
+  // The proof took a warm start's knowledge on trial: no tick agreed with
+  // its floor, but the ticks were far over it (a strong prior).
+  bool warm_start_on_trial() const { return on_trial_; }
+  // The trial failed: the knowledge is dropped for this run, and step 0
+  // starts over from this run's ticks.
+  void refute_warm_start();
 
  private:
   // One tick's latency and in-flight.
@@ -82,6 +88,9 @@ class OpenStart {
   uint64_t learnt_readings_ = 0;
   std::optional<Knowledge> warm_;            // from warm_start()
   bool warm_placed_ = false;                 // a tick agreed: among readings_ since then
+  bool warm_refuted_ = false;                // a trial failed: not placed again
+  bool on_trial_ = false;                    // placed by a strong prior, not a tick's agreement
+  int prior_ticks_ = 0;                      // ticks in a row of that prior
   std::deque<TickCompletions> completions_;  // the rate window, oldest first
 };
 

@@ -236,5 +236,58 @@ TEST(CapacityWarmStartTest, HalfLoadThenOverload) {
   }
 }
 
+// A keep-alive pool that saturates the service from the daemon's first tick
+// (50 connections of 10 requests each on 10 x 20 ms; a refused client
+// retries after 50 ms), after a restart with what half load taught: no tick
+// grows the queue, so only the knowledge can tell it.
+TEST(CapacityWarmStartTest, APoolSaturatingFromTheRestart) {
+  for (ServiceTimes times : {ServiceTimes::kFixed, ServiceTimes::kExponential}) {
+    SimConfig config = service(10, 20, times, 0.0, /*seed=*/15);
+    config.clients = 50;
+    const Knowledge knowledge = learnt_at_half_load(10, 20, times);
+    for (int warm = 0; warm < 2; ++warm) {
+      Loop loop(config);
+      if (warm) loop.warm_start(knowledge);
+      loop.run(30);
+      const std::string name =
+          std::string("pool_at_restart_") + times_name(times) + (warm ? "_warm" : "_cold");
+      const Figures f = loop.figures(2, 30);
+      record(name, f);
+      std::printf("[ figures  ] %s: proven at %.2f s, p99 %.2fx, goodput %.2f\n", name.c_str(),
+                  loop.proven_at().value_or(-1.0), f.p99_ratio, f.goodput);
+      if (warm) {
+        ASSERT_TRUE(loop.proven_at().has_value()) << name;
+        EXPECT_LE(*loop.proven_at(), 1.0) << name;
+        EXPECT_LE(f.p99_ratio, 1.5) << name;
+        EXPECT_GE(f.goodput, 0.9) << name;
+      }
+    }
+  }
+}
+
+// Knowledge of another service, slower and busier (20 ms learnt; 100 x
+// 200 ms exponential now, at 0.9x: 450 a second, 90 in service): its first
+// ticks are the strong prior, and the trial refutes it. The price is the
+// trial's refusals, over its first 3 s; then the limit is open again, and
+// what it learns is this service's.
+TEST(CapacityWarmStartTest, AServiceThatFailsItsTrialIsOpenAgain) {
+  const Knowledge knowledge = learnt_at_half_load(10, 20, ServiceTimes::kFixed);
+  Loop loop(service(100, 200, ServiceTimes::kExponential, 0.9, /*seed=*/17));
+  loop.warm_start(knowledge);
+  loop.run(60);
+  const Figures trial = loop.figures(0, 3);
+  const Figures after = loop.figures(3, 60);
+  record("failed_trial_first_3s", trial);
+  record("failed_trial_after", after);
+  std::printf("[ figures  ] failed trial: proven at %.2f s, %lu refused in the first 3 s\n",
+              loop.proven_at().value_or(-1.0), static_cast<unsigned long>(trial.sheds));
+  ASSERT_TRUE(loop.proven_at().has_value()) << "no prior: the case tests nothing";
+  EXPECT_EQ(after.sheds, 0u);
+  EXPECT_TRUE(loop.limit().open());
+  const std::optional<Knowledge> learnt = loop.limit().knowledge();
+  ASSERT_TRUE(learnt.has_value());
+  EXPECT_GT(learnt->floor_seconds, 0.2);
+}
+
 }  // namespace
 }  // namespace edgeshed::law

@@ -68,12 +68,12 @@ constexpr double kTailRise = 1.25;
 // A warm start's strong prior (issue #49, point 4): ticks kPriorLatency
 // times over its floor and over its p99, completing at least its rate, with
 // kPriorInflight times what Little's law keeps in service at that rate and
-// the learnt response time, kPriorTicks in a row. That is the learnt service queued (a pool that
+// the learnt floor, kPriorTicks in a row. That is the learnt service queued (a pool that
 // saturates it from the restart grows no queue to prove), or another
 // service, slower and busier: the proof takes the knowledge on trial, and
 // the limit checks it (CapacityLimit's trial).
 constexpr double kPriorLatency = 2.0;
-constexpr double kPriorInflight = 4.0;
+constexpr double kPriorInflight = 2.0;
 // On this many ticks in a row: a pool holds its in-flight, a busy healthy
 // service reaches it in a burst (20 ms learnt, 30 ms now at 0.9x: two ticks
 // in a row, and its trial shed 73).
@@ -238,11 +238,11 @@ std::optional<double> OpenStart::prove(const LimitSample& sample) {
       const bool agrees = latency < warm_->floor_seconds * kWarmAgreement &&
                           latency * kWarmAgreement > warm_->floor_seconds;
       // Little's law: what this throughput keeps in service at the learnt
-      // response time (its in-flight over its rate).
-      const double learnt_inflight = *rate * warm_->inflight / warm_->rate;
+      // floor (the learnt in-flight is a median of ticks' peaks).
+      const double floor_inflight = *rate * warm_->floor_seconds;
       strong_prior = latency >= kPriorLatency * warm_->floor_seconds &&
                      latency >= warm_->tail_seconds && *rate >= warm_->rate &&
-                     inflight >= kPriorInflight * std::max(1.0, learnt_inflight);
+                     inflight >= kPriorInflight * std::max(1.0, floor_inflight);
       prior_ticks_ = strong_prior ? prior_ticks_ + 1 : 0;
       if (agrees || prior_ticks_ >= kPriorTicks) {
         const std::optional<double> warm_tail =

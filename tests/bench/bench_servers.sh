@@ -51,7 +51,8 @@
 # (edgeshed's rst_capped and rst_reflect_limited, the server's ListenDrops).
 # Output: $BENCH_OUT/servers/table.txt, table.md, runs/, servers.png.
 #
-# A warm start is run for edgeshed only (the static cap learns nothing), and
+# A warm start is run for the setups whose daemon learns (edgeshed, gate,
+# refuse; the static cap learns nothing), and
 # 0.7x and 0.9x for none and edgeshed only (the target there: edgeshed sheds
 # nothing).
 # A run at S = 200 ms lasts RUN_S x 4 (the same number of service times would
@@ -422,7 +423,7 @@ for ms in "${MSS[@]}"; do
 				for start in "${STARTS[@]}"; do
 					for setup in "${SETUPS[@]}"; do
 						# A start time means something only with a daemon that learns.
-						if [ "$start" = warm ] && [[ $setup != edgeshed && $setup != gate ]]; then continue; fi
+						if [ "$start" = warm ] && [[ $setup != edgeshed && $setup != gate && $setup != refuse ]]; then continue; fi
 						if [[ $ld == 0.7 || $ld == 0.9 ]] && [[ $setup != none && $setup != edgeshed && $setup != gate && $setup != refuse ]]; then continue; fi
 						# Requests on open connections: keep-alive pools only.
 						if [ "$setup" = refuse ] && [ "$client" != ka ]; then continue; fi

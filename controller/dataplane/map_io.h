@@ -56,11 +56,18 @@ Status lookup_all(const Fd& fd, std::array<T, N>& values, const char* what) {
   return {};
 }
 
-// The sum over the CPUs of a per-CPU map's __u64 entry, modulo 2^64.
-inline Result<uint64_t> lookup_percpu_sum(const Fd& fd, uint32_t key, const char* what) {
+// How many values a per-CPU map's entry holds.
+inline Result<size_t> possible_cpus() {
   const int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) return make_error(std::string("cannot count CPUs: ") + errno_text(cpus));
-  std::vector<uint64_t> values(static_cast<size_t>(cpus));
+  return static_cast<size_t>(cpus);
+}
+
+// The sum over the CPUs of a per-CPU map's __u64 entry, modulo 2^64.
+inline Result<uint64_t> lookup_percpu_sum(const Fd& fd, uint32_t key, const char* what) {
+  const auto cpus = possible_cpus();
+  if (!cpus) return cpus.error();
+  std::vector<uint64_t> values(*cpus);
   if (auto s = lookup(fd, &key, values.data(), what); !s) return s.error();
   uint64_t sum = 0;
   for (uint64_t v : values) sum += v;

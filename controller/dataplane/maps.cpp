@@ -217,9 +217,9 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
   if (bpf_map_update_batch(latency_ports_.get(), slots.data(), next.data(), &n, &batch)) {
     return make_error("cannot write latency slot map: " + errno_text(errno));
   }
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
-  const std::vector<edgeshed_latency_slot> zero(static_cast<size_t>(cpus));
+  const auto cpus = map_io::possible_cpus();
+  if (!cpus) return cpus.error();
+  const std::vector<edgeshed_latency_slot> zero(*cpus);
   for (uint32_t slot : fresh_slots) {
     if (auto s = update(latency_, &slot, zero.data(), "latency map"); !s) return s;
   }
@@ -330,9 +330,9 @@ Status Maps::clear_prefixes() const {
 }
 
 Result<edgeshed_stats> Maps::read_stats() const {
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
-  std::vector<edgeshed_stats> per_cpu(static_cast<size_t>(cpus));
+  const auto cpus = map_io::possible_cpus();
+  if (!cpus) return cpus.error();
+  std::vector<edgeshed_stats> per_cpu(*cpus);
   if (auto s = lookup(stats_, &kZero, per_cpu.data(), "counters"); !s) return s.error();
   edgeshed_stats sum{};
   for (const auto& c : per_cpu) add_stats(sum, c);
@@ -417,9 +417,9 @@ Result<Maps::LatencyOwners> Maps::read_latency_owners() const {
 Result<std::vector<PortLatency>> Maps::read_latency() const {
   auto owners = read_latency_owners();
   if (!owners) return owners.error();
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return make_error("cannot count CPUs: " + errno_text(cpus));
-  std::vector<edgeshed_latency_slot> per_cpu(static_cast<size_t>(cpus));
+  const auto cpus = map_io::possible_cpus();
+  if (!cpus) return cpus.error();
+  std::vector<edgeshed_latency_slot> per_cpu(*cpus);
   std::vector<PortLatency> out;
   for (uint32_t s = 0; s < EDGESHED_MAX_LATENCY_PORTS; ++s) {
     if (!(*owners)[s].in_use) continue;

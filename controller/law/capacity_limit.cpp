@@ -93,10 +93,7 @@ uint32_t CapacityLimit::update(const LimitSample& sample) {
     if (open_start_.warm_start_on_trial()) start_trial(sample);
   }
   if (trial_) {
-    if (sample.completions) {
-      recent_completions_.push_back(*sample.completions);
-      if (recent_completions_.size() > kRecentTicks) recent_completions_.pop_front();
-    }
+    remember_completions(sample);
     continue_trial(sample);
     return limit();
   }
@@ -121,11 +118,14 @@ uint32_t CapacityLimit::update(const LimitSample& sample) {
   } else {
     above_band_since_.reset();
   }
-  if (sample.completions) {
-    recent_completions_.push_back(*sample.completions);
-    if (recent_completions_.size() > kRecentTicks) recent_completions_.pop_front();
-  }
+  remember_completions(sample);
   return limit();
+}
+
+void CapacityLimit::remember_completions(const LimitSample& sample) {
+  if (!sample.completions) return;
+  recent_completions_.push_back(*sample.completions);
+  if (recent_completions_.size() > kRecentTicks) recent_completions_.pop_front();
 }
 
 void CapacityLimit::start_trial(const LimitSample& sample) {

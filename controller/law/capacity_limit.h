@@ -37,10 +37,11 @@ namespace edgeshed::law {
 //     to 10 s, holds 20 responses, with their mean latency; its evidence
 //     must then hold on every reading for one no-queue latency.
 //     A warm start's knowledge is a strong prior where this run has no
-//     floor of its own yet: five ticks in a row far over the learnt floor
-//     and p99, completing at least the learnt rate with 4x what Little's
-//     law keeps in service at it (a keep-alive pool that saturates the
-//     service from the restart, which grows no queue to prove). The proof
+//     floor of its own yet: five ticks in a row 2x over the learnt floor
+//     and over its p99, completing at least the learnt rate with 2x what
+//     Little's law keeps in service at that rate and floor (a keep-alive
+//     pool that saturates the service from the restart, which grows no
+//     queue to prove). The proof
 //     then puts the knowledge on trial: the limit holds for one and a half
 //     latencies and five floors, and the throughput under it must stay at
 //     80% of the proof's, or the limit opens again without the knowledge
@@ -147,6 +148,8 @@ class CapacityLimit final : public LimitAlgorithm {
   };
   static constexpr std::size_t kRecentTicks = 128;
 
+  // Keeps the tick's completions for recent_rate() and the trial.
+  void remember_completions(const LimitSample& sample);
   void start_trial(const LimitSample& sample);
   void continue_trial(const LimitSample& sample);
 

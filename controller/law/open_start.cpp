@@ -68,10 +68,10 @@ constexpr double kTailRise = 1.25;
 // A warm start's strong prior (issue #49, point 4): ticks kPriorLatency
 // times over its floor and over its p99, completing at least its rate, with
 // kPriorInflight times what Little's law keeps in service at that rate and
-// the learnt floor, kPriorTicks in a row. That is the learnt service queued (a pool that
-// saturates it from the restart grows no queue to prove), or another
-// service, slower and busier: the proof takes the knowledge on trial, and
-// the limit checks it (CapacityLimit's trial).
+// the learnt floor, kPriorTicks in a row. That is the learnt service queued
+// (a pool that saturates it from the restart grows no queue to prove), or
+// another service, slower and busier: the proof takes the knowledge on
+// trial, and the limit checks it (CapacityLimit's trial).
 constexpr double kPriorLatency = 2.0;
 constexpr double kPriorInflight = 2.0;
 // On this many ticks in a row: a pool holds its in-flight, a busy healthy

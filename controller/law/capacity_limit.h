@@ -44,7 +44,7 @@ namespace edgeshed::law {
 //     queue to prove). The proof
 //     then puts the knowledge on trial: the limit holds for one and a half
 //     latencies and five floors, and the throughput under it must stay at
-//     80% of the proof's, or the limit opens again without the knowledge
+//     half the proof's, or the limit opens again without the knowledge
 //     (another service, slower and busier: a second or so of refusals).
 //     The limit then starts where Little's law puts the concurrency at
 //     saturation, completions per second x that lowest latency, within

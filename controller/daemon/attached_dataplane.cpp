@@ -8,6 +8,8 @@
 #include "config/signal_table.h"
 #include "dataplane/attach.h"
 #include "dataplane/hook_choice.h"
+#include "dataplane/in_netns.h"
+#include "dataplane/local_routes.h"
 
 namespace edgeshed::daemon {
 
@@ -64,11 +66,12 @@ void AttachedDataplane::detach_fresh() {
 }
 
 Status AttachedDataplane::apply_settings(const config::Config& cfg) {
+  namespaces_.refresh(cfg.ports);
   std::vector<PortClass> ports;
   for (const auto& p : cfg.ports) {
     ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
                      static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),
-                     static_cast<uint8_t>(p.keepalive)});
+                     static_cast<uint8_t>(p.keepalive), namespaces_.inode_of(p)});
   }
   const bool refuse_requests = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
     return p.keepalive == EDGESHED_REQUESTS_REFUSE;
@@ -86,7 +89,7 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
     if (auto s = maps.set_ports(ports); !s) return s;
     if (auto s = iface.requests.set(refuse_requests, maps); !s) return s;
     // A port protected from now on has connections the tracker never saw open.
-    if (auto s = iface.seed.run(); !s) return s;
+    if (auto s = seed_all(iface); !s) return s;
     // Prefixes are cleared then set: for a moment a source may fall back to
     // its port's class. Reloads are rare; a torn trie never happens.
     if (auto s = maps.clear_prefixes(); !s) return s;
@@ -121,15 +124,55 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
   return refresh_destinations(cfg.dataplane.destinations);
 }
 
+Status AttachedDataplane::seed_all(const Interface& iface) const {
+  if (auto s = iface.seed.run(); !s) return s;
+  for (const auto& file : namespaces_.files()) {
+    // A namespace gone since the refresh is the next tick's news.
+    if (auto s = run_in_netns(file, [&] { return iface.seed.run(); }); !s) {
+      spdlog::warn("{}: {}", iface.name, s.error().message);
+    }
+  }
+  return {};
+}
+
 Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& configured) {
   auto wanted = host_destinations(configured);
   if (!wanted) return wanted.error();
+  for (const auto& file : namespaces_.files()) {
+    std::vector<IpPrefix> routes;
+    auto s = run_in_netns(file, [&routes]() -> Status {
+      auto local = read_local_routes();
+      if (!local) return local.error();
+      routes = std::move(*local);
+      return {};
+    });
+    if (!s) {
+      spdlog::warn("the routes of a service's namespace not followed: {}", s.error().message);
+      continue;
+    }
+    for (const auto& p : routes) {
+      const bool listed = std::any_of(wanted->begin(), wanted->end(),
+                                      [&p](const Destination& d) { return d.prefix == p; });
+      if (!listed) wanted->push_back({p, EDGESHED_DST_LOCAL});
+    }
+  }
+  namespace_routes_read_ = std::chrono::steady_clock::now();
   for (const auto& iface : interfaces_) {
     if (auto s = apply_destinations(iface.maps, iface.destinations, *wanted); !s) {
       return make_error(iface.name + ": " + s.error().message);
     }
   }
   return {};
+}
+
+Status AttachedDataplane::follow_namespaces(const config::Config& cfg) {
+  constexpr auto kAddressesEvery = std::chrono::seconds(1);
+  if (namespaces_.refresh(cfg.ports)) return apply_settings(cfg);
+  if (namespaces_.files().empty() ||
+      std::chrono::steady_clock::now() - namespace_routes_read_ < kAddressesEvery) {
+    return {};
+  }
+  return refresh_destinations(cfg.dataplane.destinations);
 }
 
 void AttachedDataplane::detach_all() {

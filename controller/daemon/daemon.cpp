@@ -184,6 +184,16 @@ void Daemon::refresh_destinations() {
   }
 }
 
+void Daemon::follow_namespaces() {
+  const bool any = std::any_of(config_.ports.begin(), config_.ports.end(),
+                               [](const config::PortConfig& p) { return p.netns.has_value(); });
+  if (!any) return;
+  if (auto s = dataplane_.follow_namespaces(changes_.applied_to(config_)); !s) {
+    namespace_errors_.error("namespaces", "the services' namespaces not followed: " + s.error().message,
+                            clock_.now());
+  }
+}
+
 void Daemon::refuse_reload(const std::string& why) {
   publisher_.count_reload(false);
   spdlog::error("reload refused, keeping the running config: {}", why);
@@ -287,6 +297,7 @@ int Daemon::run() {
     if (fds[0].revents & POLLIN) {
       uint64_t expirations = 0;
       (void)read(timer.get(), &expirations, sizeof(expirations));
+      follow_namespaces();
       keep_learnt(tick_.run().decision.limit_knowledge);
     }
   }

@@ -352,6 +352,11 @@ struct edgeshed_port {
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 8, "port ABI");
 
+/* edgeshed_port.netns_ino of a service whose namespace is gone (its pod
+ * removed): no socket is counted for it until a namespace comes again.
+ * Never a namespace's inode: nsfs numbers them from 0xF0000000. */
+#define EDGESHED_NETNS_NONE 1
+
 /* What a port does with the connections already open while the class's
  * requests in service are at its cap (the config's keepalive). */
 enum edgeshed_port_requests {

@@ -26,8 +26,9 @@ struct FakePodCgroup {
       std::filesystem::temp_directory_path() / ("edgeshed-pod-" + std::to_string(::getpid()));
   explicit FakePodCgroup(pid_t member) {
     std::filesystem::create_directories(root / "container-a");
-    std::ofstream(root / "cgroup.procs");  // empty
-    std::ofstream(root / "container-a" / "cgroup.procs") << member << "\n";
+    std::ofstream pod_procs(root / "cgroup.procs");  // empty
+    std::ofstream container_procs(root / "container-a" / "cgroup.procs");
+    container_procs << member << "\n";
   }
   ~FakePodCgroup() { std::filesystem::remove_all(root); }
 };

@@ -43,6 +43,8 @@ class AttachedDataplane final : public DataplaneAccess {
   Status follow_namespaces(const config::Config& cfg);
   // For on_exit = detach.
   void detach_all();
+  // Where the ports' services that name a namespace run now.
+  const ServiceNamespaces& namespaces() const { return namespaces_; }
 
   size_t interface_count() const override { return interfaces_.size(); }
   const std::string& interface_name(size_t i) const override { return interfaces_[i].name; }

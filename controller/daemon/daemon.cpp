@@ -80,7 +80,7 @@ Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunD
       changes_(run_dir_.path(kRuntimeFileName), wall_,
                [this](const RuntimeChanges& c) { apply_runtime_changes(c); }),
       law_(std::make_unique<law::LevelControlLaw>(config_.law_config(), clock_)),
-      publisher_(config_, config_path_, clock_, changes_, notifier_),
+      publisher_(config_, config_path_, clock_, changes_, notifier_, dataplane_.namespaces()),
       tick_(dataplane_, {clock_, wall_}, *law_, changes_, publisher_, TickSettings::from(config_)),
       learnt_(tcp_ports(config_)) {
   changes_.set_critical_floor(config_.critical_floor);

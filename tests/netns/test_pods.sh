@@ -13,10 +13,12 @@
 # Claims with `netns`: `status` names the pod's namespace; some refused;
 #   admitted p99 from 3 s on <= 100 ms (test_servers.sh's bound for a host
 #   service). Then, under load, the pod is removed: the port's namespace
-#   reads "gone" and its requests in service 0; a new pod with the same
+#   reads "gone" (status; edgeshed_port_netns_found 0) and its requests in
+#   service 0; a new pod with the same
 #   name and address is a new namespace, followed, and once the load ends
 #   nothing stays counted.
 source "$(dirname "$0")/servers_lib.sh"
+command -v curl >/dev/null || fail "curl is required"
 
 POD_NS="es-pod-$LAB_ID"
 POD_HOST_IF="es-p$LAB_ID" # the pod's veth, the node's side
@@ -75,10 +77,20 @@ offer() {
 pod_config() {
 	local cfg
 	cfg=$(matrix_config port_only "$PORT")
-	[ "${1:-}" = netns ] && echo "netns = \"/run/netns/$POD_NS\"" >>"$cfg"
+	if [ "${1:-}" = netns ]; then
+		echo "netns = \"/run/netns/$POD_NS\"" >>"$cfg"
+		# The metrics, in the node's namespace: whether the pod's is found.
+		sed -i 's/^listen = "off"$/listen = "127.0.0.1:9477"/' "$cfg"
+		grep -q '^listen = "127.0.0.1:9477"$' "$cfg" || fail "no metrics listener in $cfg"
+	fi
 	echo "$cfg"
 }
 in_service() { es_status | jq '.classes.normal.inflight'; }
+# netns_found VALUE: the metric of the pod's namespace reads VALUE.
+netns_found() {
+	in_srv curl -sf http://127.0.0.1:9477/metrics |
+		grep -qx "edgeshed_port_netns_found{port=\"$PORT\",netns=\"netns /run/netns/$POD_NS\"} $1"
+}
 
 offer without 2
 check_ge "without edgeshed: admitted p99 (ms)" "$FIG_P99" 200
@@ -95,6 +107,7 @@ start_daemon_config "$(pod_config netns)"
 sleep 1
 first=$(pod_inode)
 check_eq "status: the port's namespace" "$(es_status | jq -r '.ports[0].netns')" "net:[$first]"
+wait_for --within 5 "edgeshed_port_netns_found 1" netns_found 1
 offer with 6
 claim "the pod's service at 1.6x: $FIG_SHED refused, want some" "$(ge "$FIG_SHED" 1)"
 claim "the pod's service at 1.6x: admitted p99 from 3 s on $FIG_P99_SETTLED ms, want <= 100" \
@@ -107,6 +120,7 @@ sleep 2
 pod_down
 gone() { [ "$(es_status | jq -r '.ports[0].netns')" = gone ] && [ "$(in_service)" = 0 ]; }
 wait_for --within 5 "the port's namespace gone and nothing in service" gone
+wait_for --within 5 "edgeshed_port_netns_found 0" netns_found 0
 pass "the pod removed under load: its namespace reads gone, 0 in service"
 pod_up
 # The kernel may give the new namespace the old one's inode number: what

@@ -109,7 +109,8 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
   if (port.netns && port.keepalive != EDGESHED_REQUESTS_PASS) {
     reader.invalid("keepalive",
                    "open connections are refused or reclaimed in the interface's network "
-                   "namespace only, not in " + port.netns->describe());
+                   "namespace only, not in " +
+                       port.netns->describe());
   }
   // The data plane keeps one service per port number.
   for (const auto& other : ports) {

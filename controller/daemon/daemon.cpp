@@ -189,8 +189,8 @@ void Daemon::follow_namespaces() {
                                [](const config::PortConfig& p) { return p.netns.has_value(); });
   if (!any) return;
   if (auto s = dataplane_.follow_namespaces(changes_.applied_to(config_)); !s) {
-    namespace_errors_.error("namespaces", "the services' namespaces not followed: " + s.error().message,
-                            clock_.now());
+    namespace_errors_.error(
+        "namespaces", "the services' namespaces not followed: " + s.error().message, clock_.now());
   }
 }
 

@@ -87,10 +87,11 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports) {
     }
     now[name] = std::move(*ns);
   }
-  const bool changed = now.size() != found_.size() ||
-                       !std::equal(now.begin(), now.end(), found_.begin(), [](auto& a, auto& b) {
-                         return a.first == b.first && a.second.inode == b.second.inode;
-                       });
+  const bool changed =
+      now.size() != found_.size() ||
+      !std::equal(now.begin(), now.end(), found_.begin(), [](const auto& a, const auto& b) {
+        return a.first == b.first && a.second.inode == b.second.inode;
+      });
   found_ = std::move(now);
   return changed;
 }

@@ -18,8 +18,8 @@ Status run_in_netns(const std::string& ns_file, const std::function<Status()>& w
   Status result;
   std::thread worker([&] {
     if (::setns(ns.get(), CLONE_NEWNET) != 0) {
-      result = make_error("cannot enter the network namespace " + ns_file + ": " +
-                          errno_text(errno));
+      result =
+          make_error("cannot enter the network namespace " + ns_file + ": " + errno_text(errno));
       return;
     }
     result = work();

@@ -109,7 +109,7 @@ class ServiceNetnsTest : public ::testing::Test {
   }
 
   void expect_counted(uint16_t port, uint64_t in_service, uint64_t connections) {
-    const auto deadline = std::chrono::steady_clock::now() + 3s;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     uint64_t inflight = 0, conns = 0;
     do {
       inflight = dp_.maps().read_inflight_port(port).value();
@@ -131,8 +131,8 @@ TEST_F(ServiceNetnsTest, ThePortIsCountedInItsOwnNamespaceOnly) {
   OtherNamespace ns;
   pod.listener = listen_on_loopback(AF_INET, &port, 64);
   const uint32_t pod_ns = ns.inode();
-  ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
-                                     EDGESHED_REQUESTS_PASS, pod_ns}}));
+  ASSERT_TRUE(dp_.maps().set_ports(
+      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, pod_ns}}));
   open_requests(pod, port, 3);
   ns.leave();
   host.listener = listen_on_port(port);
@@ -173,8 +173,8 @@ TEST_F(ServiceNetnsTest, ANewNamespaceOnThePortStartsFromItsOwnConnections) {
   {
     OtherNamespace ns;
     first.listener = listen_on_loopback(AF_INET, &port, 64);
-    ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
-                                       EDGESHED_REQUESTS_PASS, ns.inode()}}));
+    ASSERT_TRUE(dp_.maps().set_ports(
+        {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
     open_requests(first, port, 4);
   }
   expect_counted(port, 4, 4);
@@ -186,8 +186,8 @@ TEST_F(ServiceNetnsTest, ANewNamespaceOnThePortStartsFromItsOwnConnections) {
   Side second;
   OtherNamespace ns;
   second.listener = listen_on_port(port);
-  ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
-                                     EDGESHED_REQUESTS_PASS, ns.inode()}}));
+  ASSERT_TRUE(dp_.maps().set_ports(
+      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
   open_requests(second, port, 2);
   ns.leave();
   expect_counted(port, 2, 2);

@@ -52,8 +52,8 @@ TEST(Capabilities, AServiceInAnotherNamespaceNeedsSysAdminAndForAProcessPtrace) 
   };
   EXPECT_EQ(refused(bit(kSysAdmin), false), "");
   EXPECT_EQ(refused(bit(kSysAdmin) | bit(kSysPtrace), true), "");
-  EXPECT_EQ(refused(bit(kBpf) | bit(kNetAdmin) | bit(kPerfmon), false).rfind(
-                "missing CAP_SYS_ADMIN: a port's service in another network namespace", 0),
+  EXPECT_EQ(refused(bit(kBpf) | bit(kNetAdmin) | bit(kPerfmon), false)
+                .rfind("missing CAP_SYS_ADMIN: a port's service in another network namespace", 0),
             0U);
   EXPECT_EQ(refused(bit(kSysAdmin), true).rfind("missing CAP_SYS_PTRACE:", 0), 0U);
   EXPECT_EQ(refused(0, true).rfind("missing CAP_SYS_ADMIN, CAP_SYS_PTRACE:", 0), 0U);

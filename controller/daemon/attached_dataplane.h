@@ -11,6 +11,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "daemon/dataplane_access.h"
+#include "daemon/log_limiter.h"
 #include "daemon/service_namespaces.h"
 #include "dataplane/accept_queue.h"
 #include "dataplane/destinations.h"
@@ -69,12 +70,20 @@ class AttachedDataplane final : public DataplaneAccess {
     DestinationMaps destinations;
     bool adopted;  // attached before this daemon started
   };
-  // The seed walk in each service namespace: a walk sees its opener's.
-  Status seed_all(const Interface& iface) const;
+  // The port map, the request filter and the seed walk: what a namespace
+  // that comes or goes changes.
+  Status apply_ports(const std::vector<config::PortConfig>& ports);
+  // The seed walk, here and in each service namespace: a walk sees its opener's.
+  Status seed_all(const Interface& iface);
+  // A namespace's failures recur every second while they last.
+  void warn_limited(const std::string& key, const std::string& message);
 
   std::vector<Interface> interfaces_;
   ServiceNamespaces namespaces_;
+  bool ports_pending_ = false;  // the last apply_ports failed
   std::chrono::steady_clock::time_point namespace_routes_read_{};
+  std::vector<Destination> destinations_written_;
+  LogLimiter namespace_errors_{std::chrono::seconds(10)};
   // Opened on first use: only an accept_queue signal needs the iterator.
   std::vector<AcceptQueueReader> queue_readers_;
 };

@@ -111,8 +111,9 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
     const bool listed = std::any_of(m->port_namespaces.begin(), m->port_namespaces.end(),
                                     [&p](const auto& q) { return q.port == p.port; });
     if (!p.netns || listed) continue;  // a port's protocols share their namespace
-    m->port_namespaces.push_back(
-        {p.port, p.netns->describe(), namespaces_.inode_of(p) != EDGESHED_NETNS_NONE});
+    // A port an operator's change took away is not followed.
+    const auto found = namespaces_.found(*p.netns);
+    if (found) m->port_namespaces.push_back({p.port, p.netns->describe(), *found});
   }
   m->level_changes = level_changes_;
   m->reloads_ok = reloads_ok_;

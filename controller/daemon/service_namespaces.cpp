@@ -10,58 +10,59 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 
 namespace edgeshed::daemon {
 namespace {
 
 std::string proc_netns(uint32_t pid) { return "/proc/" + std::to_string(pid) + "/ns/net"; }
 
-// A process of the cgroup or of one below it: a pod's own cgroup holds
-// none (cgroup v2 keeps processes in the leaves, its containers').
-std::optional<uint32_t> first_process(const std::filesystem::path& cgroup) {
+// The namespace that file opens now.
+Result<ServiceNamespace> inspect(const std::string& file) {
+  struct statfs fs {};
+  struct stat st {};
+  if (::statfs(file.c_str(), &fs) != 0 || ::stat(file.c_str(), &st) != 0) {
+    return make_error(file + ": " + std::strerror(errno));
+  }
+  if (fs.f_type != NSFS_MAGIC) return make_error(file + " is not a namespace file");
+  return ServiceNamespace{static_cast<uint32_t>(st.st_ino), file};
+}
+
+// The namespace of a process of the cgroup or of one below it: a pod's own
+// cgroup holds none (cgroup v2 keeps processes in the leaves, its
+// containers'). Every process is tried: the first may be exiting.
+Result<ServiceNamespace> cgroup_netns(const std::string& cgroup) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(cgroup, ec)) return make_error("no such cgroup " + cgroup);
   std::deque<std::filesystem::path> pending{cgroup};
   while (!pending.empty()) {
     const auto dir = pending.front();
     pending.pop_front();
     std::ifstream procs(dir / "cgroup.procs");
-    uint32_t pid = 0;
-    if (procs >> pid) return pid;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      if (entry.is_directory(ec)) pending.push_back(entry.path());
+    for (uint32_t pid = 0; procs >> pid;) {
+      if (auto ns = inspect(proc_netns(pid))) return ns;
+    }
+    // The non-throwing overloads only: this runs in the daemon's tick.
+    std::filesystem::directory_iterator it(dir, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      std::error_code kind;
+      if (it->is_directory(kind)) pending.push_back(it->path());
     }
   }
-  return std::nullopt;
+  return make_error("no process in the cgroup " + cgroup);
 }
 
 }  // namespace
 
 Result<ServiceNamespace> resolve_netns(const config::NetnsRef& ref) {
-  ServiceNamespace ns;
   switch (ref.kind) {
-    case config::NetnsRef::Kind::kPath:
-      ns.file = ref.path;
-      break;
     case config::NetnsRef::Kind::kPid:
-      ns.file = proc_netns(ref.pid);
+      return inspect(proc_netns(ref.pid));
+    case config::NetnsRef::Kind::kCgroup:
+      return cgroup_netns(ref.path);
+    case config::NetnsRef::Kind::kPath:
       break;
-    case config::NetnsRef::Kind::kCgroup: {
-      if (!std::filesystem::is_directory(ref.path)) return make_error("no such cgroup");
-      const auto pid = first_process(ref.path);
-      if (!pid) return make_error("no process in the cgroup");
-      ns.file = proc_netns(*pid);
-      break;
-    }
   }
-  struct statfs fs {};
-  struct stat st {};
-  if (::statfs(ns.file.c_str(), &fs) != 0 || ::stat(ns.file.c_str(), &st) != 0) {
-    return make_error(ns.file + ": " + std::strerror(errno));
-  }
-  if (fs.f_type != NSFS_MAGIC) return make_error(ns.file + " is not a namespace file");
-  ns.inode = static_cast<uint32_t>(st.st_ino);
-  return ns;
+  return inspect(ref.path);
 }
 
 bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports) {
@@ -102,10 +103,16 @@ uint32_t ServiceNamespaces::inode_of(const config::PortConfig& port) const {
   return it == found_.end() ? EDGESHED_NETNS_NONE : it->second.inode;
 }
 
-std::vector<std::string> ServiceNamespaces::files() const {
-  std::vector<std::string> out;
+std::optional<bool> ServiceNamespaces::found(const config::NetnsRef& ref) const {
+  const auto it = found_.find(ref.describe());
+  if (it == found_.end()) return std::nullopt;
+  return it->second.inode != EDGESHED_NETNS_NONE;
+}
+
+std::vector<ServiceNamespace> ServiceNamespaces::present() const {
+  std::vector<ServiceNamespace> out;
   for (const auto& [name, ns] : found_) {
-    if (ns.inode != EDGESHED_NETNS_NONE) out.push_back(ns.file);
+    if (ns.inode != EDGESHED_NETNS_NONE) out.push_back(ns);
   }
   return out;
 }

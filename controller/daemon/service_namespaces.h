@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,11 @@ class ServiceNamespaces {
   // What the port's map entry names: 0 for the interface's namespace,
   // EDGESHED_NETNS_NONE while the port's namespace is gone.
   uint32_t inode_of(const config::PortConfig& port) const;
-  // A file of each namespace found, for work done inside it.
-  std::vector<std::string> files() const;
+  // Whether ref's namespace was found at the last refresh; none when no
+  // configured port names it.
+  std::optional<bool> found(const config::NetnsRef& ref) const;
+  // Each namespace found, for work done inside it.
+  std::vector<ServiceNamespace> present() const;
 
  private:
   // By NetnsRef::describe(); inode EDGESHED_NETNS_NONE: gone.

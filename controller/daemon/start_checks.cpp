@@ -37,7 +37,8 @@ Status check_config_can_start(const config::Config& config, const std::string& c
   for (const auto& p : config.ports) {
     if (!p.netns) continue;
     in_namespace = true;
-    named_by_process |= p.netns->kind != config::NetnsRef::Kind::kPath;
+    named_by_process |= p.netns->kind != config::NetnsRef::Kind::kPath ||
+                        p.netns->path.starts_with("/proc/");
   }
   if (in_namespace) return require_namespace_capabilities(named_by_process);
   return {};

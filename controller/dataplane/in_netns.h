@@ -4,6 +4,7 @@
 // daemon's threads stay where they are.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -12,7 +13,10 @@
 namespace edgeshed {
 
 // Runs work on a new thread in the namespace that ns_file names (an nsfs
-// file: /proc/PID/ns/net, /run/netns/NAME) and waits for it.
-Status run_in_netns(const std::string& ns_file, const std::function<Status()>& work);
+// file: /proc/PID/ns/net, /run/netns/NAME) and waits for it. An error, and
+// no work, when the file opens another namespace than inode by now (a pid
+// or a name reused since it was resolved).
+Status run_in_netns(const std::string& ns_file, uint32_t inode,
+                    const std::function<Status()>& work);
 
 }  // namespace edgeshed

@@ -193,5 +193,29 @@ TEST_F(ServiceNetnsTest, ANewNamespaceOnThePortStartsFromItsOwnConnections) {
   expect_counted(port, 2, 2);
 }
 
+// The daemon may see a pod's namespace go (the port then names
+// EDGESHED_NETNS_NONE) before the pod's sockets close: nothing new is
+// counted, and what was counted is still uncounted as it closes.
+TEST_F(ServiceNetnsTest, AGoneNamespaceCountsNothingNewAndUncountsWhatItCounted) {
+  uint16_t port = 0;
+  Side pod;
+  OtherNamespace ns;
+  pod.listener = listen_on_loopback(AF_INET, &port, 64);
+  ASSERT_TRUE(dp_.maps().set_ports(
+      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
+  open_requests(pod, port, 3);
+  expect_counted(port, 3, 3);
+  ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
+                                     EDGESHED_REQUESTS_PASS, EDGESHED_NETNS_NONE}}));
+  open_requests(pod, port, 2);
+  // Nothing to wait for: the time a wrong count would take to show.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  expect_counted(port, 3, 3);
+  for (auto& c : pod.clients) reset_on_close(c.get());
+  pod = Side{};
+  ns.leave();
+  expect_counted(port, 0, 0);
+}
+
 }  // namespace
 }  // namespace edgeshed::testing

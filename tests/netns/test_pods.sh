@@ -16,7 +16,9 @@
 #   reads "gone" (status; edgeshed_port_netns_found 0) and its requests in
 #   service 0; a new pod with the same
 #   name and address is a new namespace, followed, and once the load ends
-#   nothing stays counted.
+#   nothing stays counted. Last, 4 requests held in the pod before the
+#   daemon starts, on a port named by the pod's process (`pid`): counted at
+#   the start by the seed walk run inside the pod's namespace.
 source "$(dirname "$0")/servers_lib.sh"
 command -v curl >/dev/null || fail "curl is required"
 
@@ -135,6 +137,37 @@ wait_for --within 10 "nothing in service once the load ends" idle
 pass "no stale count after the pod's recreation"
 offer after 4
 claim "the new pod at 1.6x: $FIG_SHED refused, want some" "$(ge "$FIG_SHED" 1)"
+stop_daemon
+
+# Requests in service in the pod before the daemon starts are counted (the
+# seed walk, run inside the pod's namespace), with the port named by a
+# process of the pod (`pid`).
+HELD_PORT=8080
+"${SC_NICE[@]}" nsenter --net="/run/netns/$POD_NS" "$REFSERVER" --port "$HELD_PORT" --workers 4 \
+	--service-ms 4000 --metrics-port 0 --duration-s 30 >>"$SC_WORK/pod.log" 2>&1 &
+held_pid=$!
+POD_PIDS+=("$held_pid")
+SV_ALL_PIDS+=("$held_pid")
+wait_for --within 5 --alive "$held_pid" "the pod's slow service on $POD_V4:$HELD_PORT" \
+	in_cli "$TCP_TOOL" connect "$POD_V4" "$HELD_PORT" 200
+in_cli bash -c '
+	for i in 1 2 3 4; do
+		exec {fd}<>/dev/tcp/'"$POD_V4/$HELD_PORT"'
+		printf "GET / HTTP/1.1\r\nHost: lab\r\n\r\n" >&$fd
+	done
+	sleep 6' &
+LAB_PIDS+=($!)
+held() { [ "$(ss -N "$POD_NS" -Htn state established "( sport = :$HELD_PORT )" | wc -l)" -ge 4 ]; }
+wait_for --within 5 "4 requests held in the pod" held
+cfg=$(pod_config netns)
+printf '\n[[port]]\nport = %s\npid = %s\n' "$HELD_PORT" "$held_pid" >>"$cfg"
+start_daemon_config "$cfg"
+check_eq "status: port $HELD_PORT's namespace" \
+	"$(es_status | jq -r --argjson p "$HELD_PORT" '.ports[] | select(.port == $p) | .netns')" \
+	"net:[$(pod_inode)]"
+check_eq "requests in service in the pod at the start (seeded)" "$(in_service)" 4
+pass "4 requests held in the pod before the start: counted, the port named by pid $held_pid"
+wait_for --within 10 "the held requests answered and uncounted" idle
 stop_daemon
 
 if [ ${#CLAIMS_FAILED[@]} -gt 0 ]; then

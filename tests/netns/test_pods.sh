@@ -10,7 +10,7 @@
 # Precondition, without edgeshed: admitted p99 >= 200 ms (the queue is real).
 # Control: the same config without `netns`: the pod's requests are not the
 #   node's, nothing is counted, nothing refused (where edgeshed stood before).
-# Claims with `netns`: `status` names the pod's namespace; some refused;
+# Claims with `netns`: `status` and `events` name the pod's namespace; some refused;
 #   admitted p99 from 3 s on <= 100 ms (test_servers.sh's bound for a host
 #   service). Then, under load, the pod is removed: the port's namespace
 #   reads "gone" (status; edgeshed_port_netns_found 0) and its requests in
@@ -114,6 +114,10 @@ offer with 6
 claim "the pod's service at 1.6x: $FIG_SHED refused, want some" "$(ge "$FIG_SHED" 1)"
 claim "the pod's service at 1.6x: admitted p99 from 3 s on $FIG_P99_SETTLED ms, want <= 100" \
 	"$(le "$FIG_P99_SETTLED" 100)"
+# The refusals' events name the pod's namespace (they wait in the ring).
+ev=$("$EDGESHED" events --iface "$SRV_IF" --json -n 1 --duration 2s)
+check_eq "a refusal's event: port and namespace" "$(jq -r '"\(.port) \(.netns)"' <<<"$ev")" "$PORT net:[$first]"
+pass "edgeshed events names the pod's namespace"
 
 # The pod goes under load and comes back as a new namespace.
 load_bg recreate --target "$POD_V4" --port "$PORT" --rate "$RATE" --count $((RATE * 8)) \

@@ -24,6 +24,18 @@ static __always_inline int v4_mapped(const __be32 *a)
 	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
 }
 
+/* Whether a socket of namespace `inum` is the port's service: the port's
+ * own namespace where it names one (a container's), else the interface's;
+ * 0 in both: any. */
+static __always_inline int port_netns_ours(const struct edgeshed_config *cfg,
+					   const struct edgeshed_port *p,
+					   __u32 inum)
+{
+	__u32 want = p->netns_ino ? p->netns_ino : cfg->netns_ino;
+
+	return !want || inum == want;
+}
+
 /* What the tracker finds of a passively opened socket of a protected port. */
 struct tracked_sock {
 	const struct edgeshed_config *cfg;
@@ -50,8 +62,7 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 		return -1;
 	/* The tracepoint fires for every namespace of the host; a service on
 	 * the same port elsewhere is not ours to count. */
-	if (cfg->netns_ino &&
-	    sk->__sk_common.skc_net.net->ns.inum != cfg->netns_ino)
+	if (!port_netns_ours(cfg, p, sk->__sk_common.skc_net.net->ns.inum))
 		return -1;
 	t->family = sk->__sk_common.skc_family;
 	if (t->family == AF_INET) {

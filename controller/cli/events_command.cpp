@@ -6,6 +6,9 @@
 #include <chrono>
 #include <ctime>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/argument_checks.h"
@@ -18,6 +21,7 @@
 #include "common/names.h"
 #include "dataplane/attach.h"
 #include "dataplane/events.h"
+#include "dataplane/maps.h"
 
 namespace edgeshed {
 namespace {
@@ -45,6 +49,40 @@ std::string utc_time(int64_t unix_ns) {
   if (strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &t) == 0) return std::to_string(unix_ns);
   return fmt::format("{}.{:03d}Z", buf, (unix_ns / 1000000) % 1000);
 }
+
+// The network namespace of each port whose service runs in one of its own
+// (a container's), "net:[INODE]" or "gone" as status shows it, from the
+// interface's port map, read again at most every kEvery: pods come and go.
+class PortNamespaces {
+ public:
+  explicit PortNamespaces(std::string iface) : iface_(std::move(iface)) {}
+
+  std::optional<std::string> of(uint16_t port) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - read_ >= kEvery) {
+      read_ = now;
+      by_port_.clear();
+      auto maps = Maps::open_pinned(pin_dir_for(iface_));
+      auto ports = maps ? maps->read_ports() : Result<std::vector<PortClass>>(maps.error());
+      for (const auto& p : ports ? *ports : std::vector<PortClass>{}) {
+        if (p.netns_ino == EDGESHED_NETNS_NONE) {
+          by_port_[p.port] = "gone";
+        } else if (p.netns_ino) {
+          by_port_[p.port] = "net:[" + std::to_string(p.netns_ino) + "]";
+        }
+      }
+    }
+    const auto it = by_port_.find(port);
+    if (it == by_port_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  static constexpr auto kEvery = std::chrono::seconds(1);
+  std::string iface_;
+  std::chrono::steady_clock::time_point read_{};
+  std::map<uint16_t, std::string> by_port_;
+};
 
 // Each event goes to one reader of a ring: a second `edgeshed events`
 // splits the stream with this one. Both are told, when each sees the other.
@@ -109,7 +147,8 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
       for (const auto& iface : ifaces) {
         auto r = EventReader::open_pinned(
             pin_dir_for(iface),
-            [&seen, args, iface, to_unix, started_ns](const edgeshed_event& ev) {
+            [&seen, args, iface, to_unix, started_ns,
+             namespaces = std::make_shared<PortNamespaces>(iface)](const edgeshed_event& ev) {
               if (args->count && seen >= args->count) return;
               if (args->from_now && ev.ktime_ns < started_ns) return;
               ++seen;
@@ -119,6 +158,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
                                     ev.outcome == EDGESHED_EVENT_WOULD_RECLAIM;
               const std::string verdict(
                   names::name_of(observed ? names::Verdict::kWouldShed : names::Verdict::kShed));
+              const auto netns = namespaces->of(ev.dport);
               if (args->json) {
                 nlohmann::ordered_json j = {
                     {"time", utc_time(unix_ns)},
@@ -126,6 +166,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
                     {"source", address(ev)},
                     {"source_port", ev.sport},
                     {"port", ev.dport},
+                    {"netns", netns ? nlohmann::ordered_json(*netns) : nullptr},
                     {"protocol", names::name_of(names::kProtocols, ev.protocol)},
                     {"class", names::name_of(names::kClasses, ev.class_id)},
                     {"verdict", verdict},
@@ -135,7 +176,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
               } else {
                 std::cout << utc_time(unix_ns) << " " << iface << " " << address(ev) << ":"
                           << ev.sport << " -> " << names::name_of(names::kProtocols, ev.protocol)
-                          << " port " << ev.dport << " "
+                          << " port " << ev.dport << (netns ? " in " + *netns : "") << " "
                           << names::name_of(names::kClasses, ev.class_id) << " " << verdict << " ("
                           << names::name_of(names::kReasons, ev.reason) << ") "
                           << names::name_of(names::kOutcomes, ev.outcome) << "\n";

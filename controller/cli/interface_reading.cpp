@@ -24,6 +24,11 @@ std::vector<PortStatus> port_statuses(const std::vector<PortClass>& ports) {
     }
     s.keepalive = p.requests < names::kKeepAlive.size() ? names::kKeepAlive[p.requests]
                                                         : std::string_view("unknown");
+    if (p.netns_ino == EDGESHED_NETNS_NONE) {
+      s.netns = "gone";
+    } else if (p.netns_ino) {
+      s.netns = "net:[" + std::to_string(p.netns_ino) + "]";
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -69,6 +69,7 @@ struct Definition<PortStatus> {
       field("class", &PortStatus::traffic_class),
       field("protocols", &PortStatus::protocols),
       field("keepalive", &PortStatus::keepalive),
+      field("netns", &PortStatus::netns),
   };
 };
 

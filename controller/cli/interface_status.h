@@ -32,6 +32,9 @@ struct PortStatus {
   std::string traffic_class;
   std::vector<std::string> protocols;  // names::kProtocols
   std::string keepalive;               // names::kKeepAlive, or "unknown"
+  // The service's network namespace where it is not the interface's:
+  // "net:[INODE]" as /proc/PID/ns/net names it, or "gone".
+  std::optional<std::string> netns;
   bool operator==(const PortStatus&) const = default;
 };
 

@@ -220,6 +220,7 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
     ports += fmt::format(" {}:{}", p.port, p.traffic_class);
     if (protocols != default_protocol) ports += "/" + protocols;
     if (p.keepalive != default_keepalive) ports += " (keepalive " + p.keepalive + ")";
+    if (p.netns) ports += " in " + *p.netns;
   }
   out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
   out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",

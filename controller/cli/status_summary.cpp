@@ -123,6 +123,7 @@ std::string ports_text(const InterfaceStatus& j) {
     if (protocols != default_protocol) ports += "/" + protocols;
     if (p.traffic_class != default_class) ports += ":" + p.traffic_class;
     if (p.keepalive != default_keepalive) ports += " (keepalive " + p.keepalive + ")";
+    if (p.netns) ports += " in " + *p.netns;
   }
   return ports.empty() ? "nothing (no port protected)" : ports;
 }

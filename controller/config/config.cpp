@@ -18,6 +18,22 @@
 
 namespace edgeshed::config {
 
+std::string_view NetnsRef::key() const {
+  switch (kind) {
+    case Kind::kPid:
+      return "pid";
+    case Kind::kCgroup:
+      return "cgroup";
+    case Kind::kPath:
+      break;
+  }
+  return "netns";
+}
+
+std::string NetnsRef::describe() const {
+  return std::string(key()) + " " + (kind == Kind::kPid ? std::to_string(pid) : path);
+}
+
 std::string SignalConfig::locate(std::string_view key) const {
   std::optional<toml::source_position> position;
   if (params) {

@@ -197,6 +197,23 @@ struct InterfaceConfig {
   std::string where;
 };
 
+// The network namespace of a port's service where it is not the
+// interface's own (a container's): named by a namespace file (`ip netns`'s
+// /run/netns/NAME, /proc/PID/ns/net), a process, or a cgroup whose first
+// process is in it (a pod's). Resolved again every tick: pods come and go.
+struct NetnsRef {
+  enum class Kind { kPath, kPid, kCgroup };
+  Kind kind = Kind::kPath;
+  std::string path;  // kPath: the namespace file; kCgroup: the cgroup's folder
+  uint32_t pid = 0;  // kPid
+
+  // The [[port]] key that names it: "netns", "pid" or "cgroup".
+  std::string_view key() const;
+  // As the config names it: "netns /run/netns/a", "pid 42", "cgroup /sys/...".
+  std::string describe() const;
+  bool operator==(const NetnsRef&) const = default;
+};
+
 struct PortConfig {
   uint16_t port = 0;
   Protocol protocol = Protocol::kTcp;
@@ -207,6 +224,8 @@ struct PortConfig {
   // enum edgeshed_port_requests: whether a new request on an open (keep-
   // alive) connection is refused while the class is at its cap (TCP).
   uint32_t keepalive = EDGESHED_REQUESTS_PASS;
+  // Empty: the service runs in the interface's network namespace.
+  std::optional<NetnsRef> netns;
 };
 
 struct PrefixConfig {

@@ -15,6 +15,39 @@ namespace {
 
 constexpr std::size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1
 
+// The longest pid Linux hands out (PID_MAX_LIMIT on 64-bit).
+constexpr uint32_t kMaxPid = 4194304;
+
+bool absolute_path(TableReader& reader, std::string_view key, std::string& out) {
+  if (!reader.string(key, out)) return false;
+  if (out.empty() || out.front() != '/' || out.find('\0') != std::string::npos) {
+    reader.invalid(key, "must be an absolute path");
+    return false;
+  }
+  return true;
+}
+
+// [[port]] netns, pid or cgroup: at most one of them.
+std::optional<NetnsRef> parse_netns(TableReader& reader) {
+  std::optional<NetnsRef> found;
+  std::string_view first;
+  const auto take = [&](std::string_view key, NetnsRef ref) {
+    if (found) {
+      reader.invalid(key, "names the service's network namespace, as " + std::string(first) +
+                              " does already: give one of netns, pid and cgroup");
+      return;
+    }
+    found = std::move(ref);
+    first = key;
+  };
+  std::string path;
+  uint32_t pid = 0;
+  if (absolute_path(reader, "netns", path)) take("netns", {NetnsRef::Kind::kPath, path, 0});
+  if (reader.integer("pid", pid, 1, kMaxPid)) take("pid", {NetnsRef::Kind::kPid, "", pid});
+  if (absolute_path(reader, "cgroup", path)) take("cgroup", {NetnsRef::Kind::kCgroup, path, 0});
+  return found;
+}
+
 }  // namespace
 
 void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfaces,
@@ -71,6 +104,24 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
   if (reader.choice("keepalive", port.keepalive, names::kKeepAlive) &&
       port.protocol == Protocol::kQuic && port.keepalive != EDGESHED_REQUESTS_PASS) {
     reader.invalid("keepalive", "open connections are refused or reclaimed on TCP ports only");
+  }
+  port.netns = parse_netns(reader);
+  if (port.netns && port.keepalive != EDGESHED_REQUESTS_PASS) {
+    reader.invalid("keepalive",
+                   "open connections are refused or reclaimed in the interface's network "
+                   "namespace only, not in " +
+                       port.netns->describe());
+  }
+  // The data plane keeps one service per port number.
+  for (const auto& other : ports) {
+    if (other.port == port.port && other.netns != port.netns) {
+      const auto where = [](const PortConfig& p) {
+        return p.netns ? p.netns->describe() : std::string("the interface's namespace");
+      };
+      reader.invalid(port.netns ? port.netns->key() : "port",
+                     "port " + std::to_string(port.port) + " is served in " + where(other) +
+                         " already: one port number names one service");
+    }
   }
   ports.push_back(port);
 }

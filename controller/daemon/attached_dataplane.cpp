@@ -8,6 +8,8 @@
 #include "config/signal_table.h"
 #include "dataplane/attach.h"
 #include "dataplane/hook_choice.h"
+#include "dataplane/in_netns.h"
+#include "dataplane/local_routes.h"
 
 namespace edgeshed::daemon {
 
@@ -64,31 +66,13 @@ void AttachedDataplane::detach_fresh() {
 }
 
 Status AttachedDataplane::apply_settings(const config::Config& cfg) {
-  std::vector<PortClass> ports;
-  for (const auto& p : cfg.ports) {
-    ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
-                     static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),
-                     static_cast<uint8_t>(p.keepalive)});
-  }
-  const bool refuse_requests = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
-    return p.keepalive == EDGESHED_REQUESTS_REFUSE;
-  });
-  const bool reclaim = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
-    return p.keepalive != EDGESHED_REQUESTS_PASS;
-  });
+  namespaces_.refresh(cfg.ports);
+  if (auto s = apply_ports(cfg.ports); !s) return s;
   for (auto& iface : interfaces_) {
-    if (reclaim && !iface.idle.supported()) {
-      return make_error(iface.name +
-                        ": keepalive = \"reclaim\" and \"refuse\" need bpf_sock_destroy() "
-                        "(Linux 6.5) and the kernel's request accounting (6.11)");
-    }
     auto& maps = iface.maps;
-    if (auto s = maps.set_ports(ports); !s) return s;
-    if (auto s = iface.requests.set(refuse_requests, maps); !s) return s;
-    // A port protected from now on has connections the tracker never saw open.
-    if (auto s = iface.seed.run(); !s) return s;
     // Prefixes are cleared then set: for a moment a source may fall back to
-    // its port's class. Reloads are rare; a torn trie never happens.
+    // its port's class. Reloads and operator changes are rare (a namespace
+    // that comes or goes sets the ports only); a torn trie never happens.
     if (auto s = maps.clear_prefixes(); !s) return s;
     for (const auto& p : cfg.prefixes) {
       if (auto s = maps.set_prefix(p.prefix, static_cast<uint32_t>(p.traffic_class)); !s) return s;
@@ -121,15 +105,96 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
   return refresh_destinations(cfg.dataplane.destinations);
 }
 
-Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& configured) {
-  auto wanted = host_destinations(configured);
-  if (!wanted) return wanted.error();
-  for (const auto& iface : interfaces_) {
-    if (auto s = apply_destinations(iface.maps, iface.destinations, *wanted); !s) {
-      return make_error(iface.name + ": " + s.error().message);
+Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg_ports) {
+  std::vector<PortClass> ports;
+  for (const auto& p : cfg_ports) {
+    ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
+                     static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),
+                     static_cast<uint8_t>(p.keepalive), namespaces_.inode_of(p)});
+  }
+  const bool refuse_requests = std::any_of(cfg_ports.begin(), cfg_ports.end(), [](const auto& p) {
+    return p.keepalive == EDGESHED_REQUESTS_REFUSE;
+  });
+  const bool reclaim = std::any_of(cfg_ports.begin(), cfg_ports.end(), [](const auto& p) {
+    return p.keepalive != EDGESHED_REQUESTS_PASS;
+  });
+  ports_pending_ = true;  // until every interface has them: the next tick tries again
+  for (auto& iface : interfaces_) {
+    if (reclaim && !iface.idle.supported()) {
+      return make_error(iface.name +
+                        ": keepalive = \"reclaim\" and \"refuse\" need bpf_sock_destroy() "
+                        "(Linux 6.5) and the kernel's request accounting (6.11)");
+    }
+    if (auto s = iface.maps.set_ports(ports); !s) return s;
+    if (auto s = iface.requests.set(refuse_requests, iface.maps); !s) return s;
+    // A port protected from now on has connections the tracker never saw open.
+    if (auto s = seed_all(iface); !s) return s;
+  }
+  ports_pending_ = false;
+  return {};
+}
+
+Status AttachedDataplane::seed_all(const Interface& iface) {
+  if (auto s = iface.seed.run(); !s) return s;
+  for (const auto& ns : namespaces_.present()) {
+    // A namespace gone since the refresh is the next tick's news.
+    if (auto s = run_in_netns(ns.file, ns.inode, [&] { return iface.seed.run(); }); !s) {
+      warn_limited("seed " + ns.file, iface.name + ": " + s.error().message);
     }
   }
   return {};
+}
+
+void AttachedDataplane::warn_limited(const std::string& key, const std::string& message) {
+  namespace_errors_.error(key, message, std::chrono::steady_clock::now().time_since_epoch());
+}
+
+Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& configured) {
+  auto wanted = host_destinations(configured);
+  if (!wanted) return wanted.error();
+  namespace_routes_read_ = std::chrono::steady_clock::now();
+  for (const auto& ns : namespaces_.present()) {
+    std::vector<IpPrefix> routes;
+    auto s = run_in_netns(ns.file, ns.inode, [&routes]() -> Status {
+      auto local = read_local_routes();
+      if (!local) return local.error();
+      routes = std::move(*local);
+      return {};
+    });
+    if (!s) {
+      warn_limited("routes " + ns.file,
+                   "the routes of a service's namespace not followed: " + s.error().message);
+      continue;
+    }
+    for (const auto& p : routes) {
+      const bool listed = std::any_of(wanted->begin(), wanted->end(),
+                                      [&p](const Destination& d) { return d.prefix == p; });
+      if (!listed) wanted->push_back({p, EDGESHED_DST_LOCAL});
+    }
+  }
+  // Read once a second while a service is in a namespace: written on change.
+  if (*wanted == destinations_written_) return {};
+  for (const auto& iface : interfaces_) {
+    if (auto s = apply_destinations(iface.maps, iface.destinations, *wanted); !s) {
+      destinations_written_.clear();
+      return make_error(iface.name + ": " + s.error().message);
+    }
+  }
+  destinations_written_ = std::move(*wanted);
+  return {};
+}
+
+Status AttachedDataplane::follow_namespaces(const config::Config& cfg) {
+  constexpr auto kAddressesEvery = std::chrono::seconds(1);
+  if (namespaces_.refresh(cfg.ports) || ports_pending_) {
+    if (auto s = apply_ports(cfg.ports); !s) return s;
+    return refresh_destinations(cfg.dataplane.destinations);
+  }
+  if (namespaces_.present().empty() ||
+      std::chrono::steady_clock::now() - namespace_routes_read_ < kAddressesEvery) {
+    return {};
+  }
+  return refresh_destinations(cfg.dataplane.destinations);
 }
 
 void AttachedDataplane::detach_all() {

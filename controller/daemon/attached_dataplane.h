@@ -4,12 +4,15 @@
 // exit. The production DataplaneAccess of the tick.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "config/config.h"
 #include "daemon/dataplane_access.h"
+#include "daemon/log_limiter.h"
+#include "daemon/service_namespaces.h"
 #include "dataplane/accept_queue.h"
 #include "dataplane/destinations.h"
 #include "dataplane/inflight_seed.h"
@@ -30,11 +33,19 @@ class AttachedDataplane final : public DataplaneAccess {
   // Ports, prefixes and the rarely changing config fields of cfg (the
   // effective config), on every interface. The mode is the tick's to write.
   Status apply_settings(const config::Config& cfg);
-  // The host's local routes (read now) and configured, into every
-  // interface's destination tries: at a reload, and when the routes change.
+  // The host's local routes (read now), its services' namespaces' and the
+  // configured, into every interface's destination tries: at a reload,
+  // and when the routes change.
   Status refresh_destinations(const std::vector<IpPrefix>& configured);
+  // Every tick, while a port names a namespace: when one came, went or was
+  // replaced, the settings again (the ports' inodes, the seed walk, the
+  // destinations); else, once a second, its addresses (a pod's come after
+  // its namespace).
+  Status follow_namespaces(const config::Config& cfg);
   // For on_exit = detach.
   void detach_all();
+  // Where the ports' services that name a namespace run now.
+  const ServiceNamespaces& namespaces() const { return namespaces_; }
 
   size_t interface_count() const override { return interfaces_.size(); }
   const std::string& interface_name(size_t i) const override { return interfaces_[i].name; }
@@ -59,7 +70,20 @@ class AttachedDataplane final : public DataplaneAccess {
     DestinationMaps destinations;
     bool adopted;  // attached before this daemon started
   };
+  // The port map, the request filter and the seed walk: what a namespace
+  // that comes or goes changes.
+  Status apply_ports(const std::vector<config::PortConfig>& ports);
+  // The seed walk, here and in each service namespace: a walk sees its opener's.
+  Status seed_all(const Interface& iface);
+  // A namespace's failures recur every second while they last.
+  void warn_limited(const std::string& key, const std::string& message);
+
   std::vector<Interface> interfaces_;
+  ServiceNamespaces namespaces_;
+  bool ports_pending_ = false;  // the last apply_ports failed
+  std::chrono::steady_clock::time_point namespace_routes_read_{};
+  std::vector<Destination> destinations_written_;
+  LogLimiter namespace_errors_{std::chrono::seconds(10)};
   // Opened on first use: only an accept_queue signal needs the iterator.
   std::vector<AcceptQueueReader> queue_readers_;
 };

@@ -12,6 +12,7 @@
 #include "common/duration.h"
 #include "common/join.h"
 #include "common/names.h"
+#include "daemon/service_namespaces.h"
 #include "daemon/start_checks.h"
 #include "dataplane/attach.h"
 #include "dataplane/capabilities.h"
@@ -57,6 +58,12 @@ std::string ports_line(const config::Config& cfg) {
     std::string text = fmt::format("{}/{} {}", p.port, names::name_of(p.protocol),
                                    names::name_of(p.traffic_class));
     if (p.latency_objective) text += " p99 objective " + format_duration(*p.latency_objective);
+    if (p.netns) {
+      const auto ns = resolve_netns(*p.netns);
+      text += " in " + p.netns->describe() +
+              (ns ? fmt::format(" (net:[{}] now)", ns->inode)
+                  : " (not found now: " + ns.error().message + "; followed once it is)");
+    }
     ports.push_back(std::move(text));
   }
   return "protects: " + join(ports, ", ");

@@ -80,7 +80,7 @@ Daemon::Daemon(Key /*key*/, std::string config_path, config::Config config, RunD
       changes_(run_dir_.path(kRuntimeFileName), wall_,
                [this](const RuntimeChanges& c) { apply_runtime_changes(c); }),
       law_(std::make_unique<law::LevelControlLaw>(config_.law_config(), clock_)),
-      publisher_(config_, config_path_, clock_, changes_, notifier_),
+      publisher_(config_, config_path_, clock_, changes_, notifier_, dataplane_.namespaces()),
       tick_(dataplane_, {clock_, wall_}, *law_, changes_, publisher_, TickSettings::from(config_)),
       learnt_(tcp_ports(config_)) {
   changes_.set_critical_floor(config_.critical_floor);
@@ -181,6 +181,16 @@ void Daemon::refresh_destinations() {
   if (auto s = dataplane_.refresh_destinations(config_.dataplane.destinations); !s) {
     spdlog::error("the host's routes changed, its destinations not followed: {}",
                   s.error().message);
+  }
+}
+
+void Daemon::follow_namespaces() {
+  const bool any = std::any_of(config_.ports.begin(), config_.ports.end(),
+                               [](const config::PortConfig& p) { return p.netns.has_value(); });
+  if (!any) return;
+  if (auto s = dataplane_.follow_namespaces(changes_.applied_to(config_)); !s) {
+    namespace_errors_.error(
+        "namespaces", "the services' namespaces not followed: " + s.error().message, clock_.now());
   }
 }
 
@@ -287,6 +297,7 @@ int Daemon::run() {
     if (fds[0].revents & POLLIN) {
       uint64_t expirations = 0;
       (void)read(timer.get(), &expirations, sizeof(expirations));
+      follow_namespaces();
       keep_learnt(tick_.run().decision.limit_knowledge);
     }
   }

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "daemon/attached_dataplane.h"
 #include "daemon/learnt_keeper.h"
+#include "daemon/log_limiter.h"
 #include "daemon/publisher.h"
 #include "daemon/run_dir_lock.h"
 #include "daemon/runtime_changes_keeper.h"
@@ -69,6 +70,8 @@ class Daemon {
   void keep_learnt(const std::optional<law::Knowledge>& knowledge, bool now_or_never = false);
   // The host's routes changed: its destinations follow.
   void refresh_destinations();
+  // After a tick: the services' namespaces that came, went or were replaced.
+  void follow_namespaces();
 
   std::string config_path_;
   config::Config config_;
@@ -88,6 +91,7 @@ class Daemon {
   std::optional<ipc::ControlServer> control_;
   // Opened before the attach reads the routes, so no change falls between.
   std::optional<LocalRouteWatch> routes_;
+  LogLimiter namespace_errors_{std::chrono::seconds(10)};
 };
 
 }  // namespace edgeshed::daemon

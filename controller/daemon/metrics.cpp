@@ -289,6 +289,15 @@ std::string render_metrics(const MetricsSnapshot& s) {
         .value(s.policies[law::index_of(c)].admit_fraction);
   }
 
+  w.family("edgeshed_port_netns_found", "gauge",
+           "1 while the network namespace a port's service runs in (a container's) is found; 0 "
+           "while it is gone, and nothing is counted for the port.");
+  for (const auto& p : s.port_namespaces) {
+    w.sample("edgeshed_port_netns_found")
+        .labels({{"port", std::to_string(p.port)}, {"netns", p.netns}})
+        .value(uint64_t{p.found ? 1u : 0u});
+  }
+
   w.family("edgeshed_level_changes_total", "counter", "Pressure level changes since start.");
   w.sample("edgeshed_level_changes_total").value(s.level_changes);
   w.family("edgeshed_config_reloads_total", "counter", "Config reloads (SIGHUP) by result.");

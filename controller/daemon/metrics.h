@@ -42,6 +42,14 @@ struct SignalMetric {
   std::optional<double> age_seconds;
 };
 
+// A port whose service runs in a network namespace of its own (a
+// container's): whether that namespace is found now.
+struct PortNamespaceMetric {
+  uint16_t port = 0;
+  std::string netns;  // as the config names it: "pid 4242"
+  bool found = false;
+};
+
 struct InterfaceMetric {
   std::string iface;
   edgeshed_stats stats{};
@@ -61,6 +69,7 @@ struct MetricsSnapshot {
   std::array<uint64_t, law::kNumClasses> connections{};
   std::vector<SignalMetric> signals;
   std::vector<InterfaceMetric> interfaces;
+  std::vector<PortNamespaceMetric> port_namespaces;
   uint64_t level_changes = 0;
   uint64_t reloads_ok = 0;
   uint64_t reloads_failed = 0;

@@ -1,5 +1,6 @@
 #include "daemon/publisher.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "daemon/state_file.h"
@@ -9,12 +10,13 @@ namespace edgeshed::daemon {
 
 Publisher::Publisher(const config::Config& config, std::string config_path,
                      const law::Clock& steady, const RuntimeChangesKeeper& changes,
-                     ServiceNotifier& notifier)
+                     ServiceNotifier& notifier, const ServiceNamespaces& namespaces)
     : config_(config),
       config_path_(std::move(config_path)),
       steady_(steady),
       changes_(changes),
-      notifier_(notifier) {}
+      notifier_(notifier),
+      namespaces_(namespaces) {}
 
 std::string Publisher::run_path(const char* name) const {
   return config_.daemon.run_dir + "/" + name;
@@ -105,6 +107,14 @@ void Publisher::publish_snapshot(const TickOutcome& o) {
   }
   for (const auto& [name, stats] : o.dataplane.per_interface)
     m->interfaces.push_back({name, stats});
+  for (const auto& p : config_.ports) {
+    const bool listed = std::any_of(m->port_namespaces.begin(), m->port_namespaces.end(),
+                                    [&p](const auto& q) { return q.port == p.port; });
+    if (!p.netns || listed) continue;  // a port's protocols share their namespace
+    // A port an operator's change took away is not followed.
+    const auto found = namespaces_.found(*p.netns);
+    if (found) m->port_namespaces.push_back({p.port, p.netns->describe(), *found});
+  }
   m->level_changes = level_changes_;
   m->reloads_ok = reloads_ok_;
   m->reloads_failed = reloads_failed_;

@@ -17,6 +17,7 @@
 #include "daemon/metrics.h"
 #include "daemon/metrics_server.h"
 #include "daemon/runtime_changes_keeper.h"
+#include "daemon/service_namespaces.h"
 #include "daemon/service_notify.h"
 #include "daemon/state_refresh.h"
 #include "daemon/tick.h"
@@ -29,7 +30,8 @@ class Publisher final : public TickPublisher {
   // config is the daemon's running config, replaced in place by a reload;
   // all references must outlive the publisher.
   Publisher(const config::Config& config, std::string config_path, const law::Clock& steady,
-            const RuntimeChangesKeeper& changes, ServiceNotifier& notifier);
+            const RuntimeChangesKeeper& changes, ServiceNotifier& notifier,
+            const ServiceNamespaces& namespaces);
 
   // Binds the metrics listener when the config enables it.
   Status serve_metrics();
@@ -52,6 +54,7 @@ class Publisher final : public TickPublisher {
   const law::Clock& steady_;
   const RuntimeChangesKeeper& changes_;
   ServiceNotifier& notifier_;
+  const ServiceNamespaces& namespaces_;
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<AgentServer> agent_;
   TickHistogram tick_seconds_;

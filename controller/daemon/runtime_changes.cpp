@@ -191,7 +191,8 @@ config::Config RuntimeChanges::applied_to(config::Config cfg) const {
     if (!cls) {
       std::erase_if(cfg.ports, same_port);
     } else if (std::none_of(cfg.ports.begin(), cfg.ports.end(), same_port)) {
-      cfg.ports.push_back({.port = port, .traffic_class = *cls, .latency_objective = {}});
+      cfg.ports.push_back(
+          {.port = port, .traffic_class = *cls, .latency_objective = {}, .netns = {}});
     } else {
       for (auto& pc : cfg.ports) {
         if (same_port(pc)) pc.traffic_class = *cls;  // the rest of the port's config stays

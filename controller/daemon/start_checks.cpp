@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "dataplane/capabilities.h"
+
 namespace edgeshed::daemon {
 namespace {
 
@@ -30,6 +32,15 @@ Status check_config_can_start(const config::Config& config, const std::string& c
           "\": no such interface in this network namespace (it has: " + interfaces_here() + ")");
     }
   }
+  bool in_namespace = false;
+  bool named_by_process = false;
+  for (const auto& p : config.ports) {
+    if (!p.netns) continue;
+    in_namespace = true;
+    named_by_process |= p.netns->kind != config::NetnsRef::Kind::kPath ||
+                        p.netns->path.starts_with("/proc/");
+  }
+  if (in_namespace) return require_namespace_capabilities(named_by_process);
   return {};
 }
 

@@ -1,5 +1,6 @@
 // What a config must give the daemon before it writes its run directory or
-// touches the kernel: an interface that exists here and a port to protect.
+// touches the kernel: an interface that exists here, a port to protect, and
+// for a port in another network namespace the capabilities to enter it.
 // The parse cannot know the host's interfaces, and a config that protects
 // nothing parses; both would start a daemon that looks healthy and does
 // nothing.

@@ -15,6 +15,7 @@ namespace {
 // Numbers from linux/capability.h, which older headers lack for the two
 // capabilities Linux 5.8 split out of CAP_SYS_ADMIN.
 constexpr int kCapNetAdmin = 12;
+constexpr int kCapSysPtrace = 19;
 constexpr int kCapSysAdmin = 21;
 constexpr int kCapPerfmon = 38;
 constexpr int kCapBpf = 39;
@@ -62,6 +63,25 @@ Status require_capabilities() {
   auto effective = effective_capabilities();
   if (!effective) return effective.error();
   return check_capabilities(*effective);
+}
+
+Status check_namespace_capabilities(uint64_t effective, bool named_by_process) {
+  std::string missing;
+  if (!has(effective, kCapSysAdmin)) missing = "CAP_SYS_ADMIN";
+  if (named_by_process && !has(effective, kCapSysPtrace)) {
+    missing += std::string(missing.empty() ? "" : ", ") + "CAP_SYS_PTRACE";
+  }
+  if (missing.empty()) return {};
+  return make_error("missing " + missing +
+                    ": a port's service in another network namespace (netns, pid, cgroup) is "
+                    "counted from inside it, which needs CAP_SYS_ADMIN to enter it, and "
+                    "CAP_SYS_PTRACE to find it from a process; run as root, or add them");
+}
+
+Status require_namespace_capabilities(bool named_by_process) {
+  auto effective = effective_capabilities();
+  if (!effective) return effective.error();
+  return check_namespace_capabilities(*effective, named_by_process);
 }
 
 bool may_use_bpf() {

@@ -17,6 +17,13 @@ Status check_capabilities(uint64_t effective);
 // check_capabilities on this process's effective set.
 Status require_capabilities();
 
+// What a port whose service runs in another network namespace adds:
+// entering it (setns(2): CAP_SYS_ADMIN), and, where a process names it
+// (`pid`, `cgroup`), reading that process's /proc/PID/ns/net
+// (CAP_SYS_PTRACE, for a process of another user).
+Status check_namespace_capabilities(uint64_t effective, bool named_by_process);
+Status require_namespace_capabilities(bool named_by_process);
+
 // Whether this process may call bpf(2) on a pin: CAP_BPF (or CAP_SYS_ADMIN)
 // in its effective set; what reading the data plane needs.
 bool may_use_bpf();

@@ -172,9 +172,13 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
       return make_error("port " + std::to_string(p.port) +
                         (listed_twice ? ": listed twice with different classes"
                                       : ": its protocols must share one class"));
+    } else if (same->netns_ino != p.netns_ino && same->netns_ino && p.netns_ino) {
+      return make_error("port " + std::to_string(p.port) +
+                        ": its protocols must serve one network namespace");
     } else {
       same->protocols |= p.protocols;
       same->requests = std::max(same->requests, p.requests);
+      same->netns_ino = std::max(same->netns_ino, p.netns_ino);
     }
   }
   std::erase_if(ports, [](const PortClass& p) { return p.protocols == 0; });
@@ -235,6 +239,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
     values[p.port].class_id = static_cast<__u8>(p.class_id);
     values[p.port].latency_slot = slot_of[p.port];
     values[p.port].requests = p.requests;
+    values[p.port].netns_ino = p.netns_ino;
   }
   // One syscall for the whole table: the data plane sees either the old or
   // the new entry of each port, never a half-written one.
@@ -258,7 +263,7 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   for (__u32 i = 0; i < *count; ++i) {
     if (values[i].protocols)
       out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id, values[i].protocols,
-                     values[i].requests});
+                     values[i].requests, values[i].netns_ino});
   }
   return out;
 }

@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 15
+#define EDGESHED_ABI_VERSION 16
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -345,8 +345,17 @@ struct edgeshed_port {
 	__u8 class_id;	     /* enum edgeshed_class, of both protocols */
 	__u8 latency_slot;   /* es_latency index, or EDGESHED_LATENCY_NO_SLOT */
 	__u8 requests;	     /* enum edgeshed_port_requests (TCP) */
+	/* Inode of the network namespace whose connections of this port the
+	 * tracker counts (a container's, its service behind this host's
+	 * interface); 0: the interface's own (edgeshed_config.netns_ino). */
+	__u32 netns_ino;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 4, "port ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 8, "port ABI");
+
+/* edgeshed_port.netns_ino of a service whose namespace is gone (its pod
+ * removed): no socket is counted for it until a namespace comes again.
+ * Never a namespace's inode: nsfs numbers them from 0xF0000000. */
+#define EDGESHED_NETNS_NONE 1
 
 /* What a port does with the connections already open while the class's
  * requests in service are at its cap (the config's keepalive). */

@@ -44,5 +44,20 @@ TEST(Capabilities, SysAdminDoesNotStandInForNetAdmin) {
             0U);
 }
 
+TEST(Capabilities, AServiceInAnotherNamespaceNeedsSysAdminAndForAProcessPtrace) {
+  constexpr int kSysPtrace = 19;
+  const auto refused = [](uint64_t effective, bool by_process) {
+    const auto s = check_namespace_capabilities(effective, by_process);
+    return s ? std::string() : s.error().message;
+  };
+  EXPECT_EQ(refused(bit(kSysAdmin), false), "");
+  EXPECT_EQ(refused(bit(kSysAdmin) | bit(kSysPtrace), true), "");
+  EXPECT_EQ(refused(bit(kBpf) | bit(kNetAdmin) | bit(kPerfmon), false)
+                .rfind("missing CAP_SYS_ADMIN: a port's service in another network namespace", 0),
+            0U);
+  EXPECT_EQ(refused(bit(kSysAdmin), true).rfind("missing CAP_SYS_PTRACE:", 0), 0U);
+  EXPECT_EQ(refused(0, true).rfind("missing CAP_SYS_ADMIN, CAP_SYS_PTRACE:", 0), 0U);
+}
+
 }  // namespace
 }  // namespace edgeshed

@@ -566,6 +566,40 @@ TEST(ConfigTest, KeepAliveRequestsPassUnlessAPortRefusesThem) {
             "reclaimed on TCP ports only");
 }
 
+TEST(ConfigTest, APortsServiceMayRunInANamespaceOfItsOwn) {
+  const Config config = parsed(
+      "[[port]]\nport = 80\n"
+      "[[port]]\nport = 8080\nnetns = \"/run/netns/pod-a\"\n"
+      "[[port]]\nport = 8081\npid = 4242\n"
+      "[[port]]\nport = 8082\ncgroup = \"/sys/fs/cgroup/kubepods.slice/pod-b\"\n");
+  ASSERT_EQ(config.ports.size(), 4u);
+  EXPECT_FALSE(config.ports[0].netns);
+  ASSERT_TRUE(config.ports[1].netns);
+  EXPECT_EQ(config.ports[1].netns->describe(), "netns /run/netns/pod-a");
+  ASSERT_TRUE(config.ports[2].netns);
+  EXPECT_EQ(config.ports[2].netns->kind, NetnsRef::Kind::kPid);
+  EXPECT_EQ(config.ports[2].netns->describe(), "pid 4242");
+  ASSERT_TRUE(config.ports[3].netns);
+  EXPECT_EQ(config.ports[3].netns->describe(), "cgroup /sys/fs/cgroup/kubepods.slice/pod-b");
+}
+
+TEST(ConfigErrorTest, APortsNamespaceIsNamedOnceAndWhole) {
+  EXPECT_EQ(error_of("[[port]]\nport = 8080\nnetns = \"pod-a\"\n"),
+            "edgeshed.toml:3:1: port[0].netns = \"pod-a\": must be an absolute path");
+  EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 0\n"),
+            "edgeshed.toml:3:1: port[0].pid = 0: must be an integer in [1, 4194304]");
+  EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 1\ncgroup = \"/sys/fs/cgroup/a\"\n"),
+            "edgeshed.toml:4:1: port[0].cgroup = \"/sys/fs/cgroup/a\": names the service's "
+            "network namespace, as pid does already: give one of netns, pid and cgroup");
+  EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 7\nkeepalive = \"refuse\"\n"),
+            "edgeshed.toml:4:1: port[0].keepalive = \"refuse\": open connections are refused or "
+            "reclaimed in the interface's network namespace only, not in pid 7");
+  EXPECT_EQ(error_of("[[port]]\nport = 443\n"
+                     "[[port]]\nport = 443\nprotocol = \"quic\"\npid = 7\n"),
+            "edgeshed.toml:6:1: port[1].pid = 7: port 443 is served in the interface's "
+            "namespace already: one port number names one service");
+}
+
 TEST(ConfigErrorTest, UnknownClass) {
   EXPECT_EQ(error_of("[[port]]\nport = 80\nclass = \"gold\"\n"),
             "edgeshed.toml:3:1: port[0].class = \"gold\": must be one of \"critical\", "

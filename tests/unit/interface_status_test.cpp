@@ -31,7 +31,8 @@ InterfaceStatus every_field() {
   s.hash_prefix_v6 = 64;
   s.level = 2;
   s.policy_generation = 77;
-  s.ports = {{80, "critical", {"tcp"}, "pass"}, {443, "normal", {"tcp", "quic"}, "refuse"}};
+  s.ports = {{80, "critical", {"tcp"}, "pass", "net:[4026532001]"},
+             {443, "normal", {"tcp", "quic"}, "refuse", std::nullopt}};
   for (size_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     auto& k = s.classes[c];
     k.shed_fraction = 0.25 * static_cast<double>(c);
@@ -100,7 +101,9 @@ TEST(InterfaceStatus, KeepsTheKeysOfStatusJson) {
   EXPECT_EQ(j["rst_reflect"], Json::parse(R"({"per_sec": 50, "burst": 10, "prefix_v4": 24,
                                               "prefix_v6": 48, "per_conn": 2})"));
   EXPECT_EQ(j["ports"][1], Json::parse(R"({"port": 443, "class": "normal",
-                                           "protocols": ["tcp", "quic"], "keepalive": "refuse"})"));
+                                           "protocols": ["tcp", "quic"], "keepalive": "refuse",
+                                           "netns": null})"));
+  EXPECT_EQ(j["ports"][0]["netns"], "net:[4026532001]");
   EXPECT_EQ(j["classes"]["normal"]["counters"]["shed_fraction"], 102);
   EXPECT_EQ(j["classes"]["background"]["inflight_cap"], 12);
   EXPECT_EQ(j["quic"]["classes"]["critical"]["counters"]["admitted"], 0);

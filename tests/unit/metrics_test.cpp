@@ -30,6 +30,7 @@ MetricsSnapshot sample_snapshot() {
   s.connections = {5, 412, 0};
   s.signals.push_back({"accept_queue", "accept_queue", 0.0284, 0.02, false, 0.08});
   s.signals.push_back({"memory \"psi\"", "psi", std::nullopt, 20, true, std::nullopt});
+  s.port_namespaces.push_back({8080, "pid 4242", false});
   InterfaceMetric i{"eth0", {}};
   i.stats.cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_SHED_FRAC] = 12345678901ull;
   i.stats.cls[EDGESHED_CLASS_NORMAL][EDGESHED_CTR_RST_SENT] = 7;
@@ -121,6 +122,7 @@ TEST(Metrics, ValuesAndLabels) {
   has(R"(edgeshed_queue_gate_age_seconds{class="normal"} 0.033)");
   has(R"(edgeshed_queue_gate_age_seconds{class="background"} 0)");
   has(R"(edgeshed_connections{class="normal"} 412)");
+  has(R"(edgeshed_port_netns_found{port="8080",netns="pid 4242"} 0)");
   has("edgeshed_level_changes_total 4");
   has(R"(edgeshed_config_reloads_total{result="failed"} 1)");
   has(R"(edgeshed_tick_seconds_bucket{le="0.0005"} 1)");

@@ -1,0 +1,48 @@
+// Where the services of the ports that name a network namespace (a
+// container's) run now: each `netns`, `pid` or `cgroup` of the config
+// resolved to the namespace's inode, which the tracker compares, and a file
+// that opens it. Resolved again every tick: pods come and go, and a new pod
+// on the same port is a new namespace.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "edgeshed/abi.h"
+
+namespace edgeshed::daemon {
+
+struct ServiceNamespace {
+  uint32_t inode = 0;
+  std::string file;  // an nsfs file that opens it
+};
+
+// The namespace that ref names now; an error says why there is none (the
+// process gone, the cgroup empty, the file not a network namespace).
+Result<ServiceNamespace> resolve_netns(const config::NetnsRef& ref);
+
+class ServiceNamespaces {
+ public:
+  // Resolves the namespace of every port that names one; true when one is
+  // not where the last call found it. Logs each change.
+  bool refresh(const std::vector<config::PortConfig>& ports);
+  // What the port's map entry names: 0 for the interface's namespace,
+  // EDGESHED_NETNS_NONE while the port's namespace is gone.
+  uint32_t inode_of(const config::PortConfig& port) const;
+  // Whether ref's namespace was found at the last refresh; none when no
+  // configured port names it.
+  std::optional<bool> found(const config::NetnsRef& ref) const;
+  // Each namespace found, for work done inside it.
+  std::vector<ServiceNamespace> present() const;
+
+ private:
+  // By NetnsRef::describe(); inode EDGESHED_NETNS_NONE: gone.
+  std::map<std::string, ServiceNamespace> found_;
+};
+
+}  // namespace edgeshed::daemon

@@ -1,0 +1,221 @@
+// A protected port whose service lives in another network namespace (a
+// container's, behind this host's interface): the tracker counts that
+// namespace's connections of the port, and not the same port's elsewhere,
+// on real loopback connections in two namespaces.
+#include <gtest/gtest.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bpf/dataplane_fixture.h"
+#include "bpf/tracked_loopback.h"
+#include "common/fd.h"
+#include "common/loopback.h"
+
+namespace edgeshed::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The namespace's inode, as the tracker reads it (ns.inum).
+uint32_t netns_inode(int ns_fd) {
+  struct stat st {};
+  EXPECT_EQ(fstat(ns_fd, &st), 0);
+  return static_cast<uint32_t>(st.st_ino);
+}
+
+// A listener on 127.0.0.1:port of the calling thread's namespace.
+Fd listen_on_port(uint16_t port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int one = 1;
+  EXPECT_EQ(setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+  EXPECT_EQ(listen(fd.get(), 64), 0);
+  return fd;
+}
+
+// A fresh namespace for the test's thread while it lives (sockets made
+// meanwhile stay in it), with its loopback up; the thread's own namespace
+// again after.
+class OtherNamespace {
+ public:
+  OtherNamespace() : home_(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) {
+    EXPECT_TRUE(home_.valid());
+    if (unshare(CLONE_NEWNET) != 0) {
+      ADD_FAILURE() << "unshare(CLONE_NEWNET): " << strerror(errno);
+      return;
+    }
+    self_ = Fd(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    Fd s(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    ifreq ifr{};
+    std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+    EXPECT_EQ(ioctl(s.get(), SIOCGIFFLAGS, &ifr), 0);
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+    EXPECT_EQ(ioctl(s.get(), SIOCSIFFLAGS, &ifr), 0);
+  }
+  ~OtherNamespace() { leave(); }
+  OtherNamespace(const OtherNamespace&) = delete;
+  OtherNamespace& operator=(const OtherNamespace&) = delete;
+
+  void leave() {
+    if (home_.valid()) {
+      EXPECT_EQ(setns(home_.get(), CLONE_NEWNET), 0);
+    }
+    home_ = Fd();
+  }
+  uint32_t inode() const { return netns_inode(self_.get()); }
+
+ private:
+  Fd home_;
+  Fd self_;
+};
+
+class ServiceNetnsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    link_request_tracking(dp_, links_);
+    if (IsSkipped() || HasFatalFailure()) return;
+    dp_.count_this_netns_only();
+  }
+
+  struct Side {
+    Fd listener;
+    std::vector<Fd> clients, servers;
+  };
+  // n connections to the listener, each with a request the server has
+  // not answered: n in service.
+  static void open_requests(Side& side, uint16_t port, int n) {
+    for (int i = 0; i < n; ++i) {
+      side.clients.push_back(connect_loopback(AF_INET, port));
+      side.servers.push_back(Fd(accept(side.listener.get(), nullptr, nullptr)));
+      send_request(side.clients.back().get());
+    }
+  }
+
+  void expect_counted(uint16_t port, uint64_t in_service, uint64_t connections) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    uint64_t inflight = 0, conns = 0;
+    do {
+      inflight = dp_.maps().read_inflight_port(port).value();
+      conns = dp_.maps().read_connection_port(port).value();
+      if (inflight == in_service && conns == connections) return;
+      std::this_thread::sleep_for(5ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    EXPECT_EQ(inflight, in_service) << "requests in service";
+    EXPECT_EQ(conns, connections) << "connections";
+  }
+
+  DataplaneFixture dp_;
+  std::vector<BpfLink> links_;
+};
+
+TEST_F(ServiceNetnsTest, ThePortIsCountedInItsOwnNamespaceOnly) {
+  Side pod, host;
+  uint16_t port = 0;
+  OtherNamespace ns;
+  pod.listener = listen_on_loopback(AF_INET, &port, 64);
+  const uint32_t pod_ns = ns.inode();
+  ASSERT_TRUE(dp_.maps().set_ports(
+      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, pod_ns}}));
+  open_requests(pod, port, 3);
+  ns.leave();
+  host.listener = listen_on_port(port);
+  open_requests(host, port, 5);
+  // The pod's 3, not the host's 5 on the same port.
+  expect_counted(port, 3, 3);
+  EXPECT_EQ(dp_.maps().read_inflight_classes().value()[EDGESHED_CLASS_NORMAL], 3u);
+
+  // Answered and closed in the pod: nothing left, the host's still uncounted.
+  for (auto& s : pod.servers) {
+    read_bytes(s.get(), kHttpRequestBytes);
+    send_response(s.get());
+  }
+  expect_counted(port, 0, 3);
+  pod.servers.clear();
+  pod.clients.clear();
+  expect_counted(port, 0, 0);
+}
+
+TEST_F(ServiceNetnsTest, WithoutANamespaceThePortIsTheInterfaces) {
+  Side pod, host;
+  uint16_t port = 0;
+  OtherNamespace ns;
+  pod.listener = listen_on_loopback(AF_INET, &port, 64);
+  ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL}}));
+  open_requests(pod, port, 3);
+  ns.leave();
+  host.listener = listen_on_port(port);
+  open_requests(host, port, 5);
+  expect_counted(port, 5, 5);
+}
+
+// A pod removed: its namespace's inode is no longer the port's service,
+// and a new pod on the same port is counted from its own connections on.
+TEST_F(ServiceNetnsTest, ANewNamespaceOnThePortStartsFromItsOwnConnections) {
+  uint16_t port = 0;
+  Side first;
+  {
+    OtherNamespace ns;
+    first.listener = listen_on_loopback(AF_INET, &port, 64);
+    ASSERT_TRUE(dp_.maps().set_ports(
+        {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
+    open_requests(first, port, 4);
+  }
+  expect_counted(port, 4, 4);
+  // The pod dies: its connections are reset with it.
+  for (auto& c : first.clients) reset_on_close(c.get());
+  first = Side{};
+  expect_counted(port, 0, 0);
+
+  Side second;
+  OtherNamespace ns;
+  second.listener = listen_on_port(port);
+  ASSERT_TRUE(dp_.maps().set_ports(
+      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
+  open_requests(second, port, 2);
+  ns.leave();
+  expect_counted(port, 2, 2);
+}
+
+// The daemon may see a pod's namespace go (the port then names
+// EDGESHED_NETNS_NONE) before the pod's sockets close: nothing new is
+// counted, and what was counted is still uncounted as it closes.
+TEST_F(ServiceNetnsTest, AGoneNamespaceCountsNothingNewAndUncountsWhatItCounted) {
+  uint16_t port = 0;
+  Side pod;
+  OtherNamespace ns;
+  pod.listener = listen_on_loopback(AF_INET, &port, 64);
+  ASSERT_TRUE(dp_.maps().set_ports(
+      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
+  open_requests(pod, port, 3);
+  expect_counted(port, 3, 3);
+  ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
+                                     EDGESHED_REQUESTS_PASS, EDGESHED_NETNS_NONE}}));
+  open_requests(pod, port, 2);
+  // Nothing to wait for: the time a wrong count would take to show.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  expect_counted(port, 3, 3);
+  for (auto& c : pod.clients) reset_on_close(c.get());
+  pod = Side{};
+  ns.leave();
+  expect_counted(port, 0, 0);
+}
+
+}  // namespace
+}  // namespace edgeshed::testing

@@ -25,12 +25,14 @@ std::string_view NetnsRef::key() const {
     case Kind::kCgroup:
       return "cgroup";
     case Kind::kPath:
+    case Kind::kListener:
       break;
   }
   return "netns";
 }
 
 std::string NetnsRef::describe() const {
+  if (kind == Kind::kListener) return "netns listener (port " + std::to_string(port) + ")";
   return std::string(key()) + " " + (kind == Kind::kPid ? std::to_string(pid) : path);
 }
 

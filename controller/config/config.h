@@ -199,17 +199,20 @@ struct InterfaceConfig {
 
 // The network namespace of a port's service where it is not the
 // interface's own (a container's): named by a namespace file (`ip netns`'s
-// /run/netns/NAME, /proc/PID/ns/net), a process, or a cgroup whose first
-// process is in it (a pod's). Resolved again every tick: pods come and go.
+// /run/netns/NAME, /proc/PID/ns/net), a process, a cgroup whose first
+// process is in it (a pod's), or as the one namespace with a socket
+// listening on the port. Resolved again every tick: pods come and go.
 struct NetnsRef {
-  enum class Kind { kPath, kPid, kCgroup };
+  enum class Kind { kPath, kPid, kCgroup, kListener };
   Kind kind = Kind::kPath;
-  std::string path;  // kPath: the namespace file; kCgroup: the cgroup's folder
-  uint32_t pid = 0;  // kPid
+  std::string path;   // kPath: the namespace file; kCgroup: the cgroup's folder
+  uint32_t pid = 0;   // kPid
+  uint16_t port = 0;  // kListener: the port its service listens on
 
   // The [[port]] key that names it: "netns", "pid" or "cgroup".
   std::string_view key() const;
-  // As the config names it: "netns /run/netns/a", "pid 42", "cgroup /sys/...".
+  // As the config names it: "netns /run/netns/a", "pid 42", "cgroup /sys/...",
+  // "netns listener (port 8080)".
   std::string describe() const;
   bool operator==(const NetnsRef&) const = default;
 };

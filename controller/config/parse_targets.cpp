@@ -18,17 +18,24 @@ constexpr std::size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1
 // The longest pid Linux hands out (PID_MAX_LIMIT on 64-bit).
 constexpr uint32_t kMaxPid = 4194304;
 
-bool absolute_path(TableReader& reader, std::string_view key, std::string& out) {
+// netns's word for the namespace found by its listening socket.
+constexpr std::string_view kListener = "listener";
+
+bool absolute_path(TableReader& reader, std::string_view key, std::string& out,
+                   std::string_view or_word = {}) {
   if (!reader.string(key, out)) return false;
+  if (!or_word.empty() && out == or_word) return true;
   if (out.empty() || out.front() != '/' || out.find('\0') != std::string::npos) {
-    reader.invalid(key, "must be an absolute path");
+    reader.invalid(key, or_word.empty()
+                            ? "must be an absolute path"
+                            : "must be an absolute path or \"" + std::string(or_word) + "\"");
     return false;
   }
   return true;
 }
 
 // [[port]] netns, pid or cgroup: at most one of them.
-std::optional<NetnsRef> parse_netns(TableReader& reader) {
+std::optional<NetnsRef> parse_netns(TableReader& reader, uint16_t port) {
   std::optional<NetnsRef> found;
   std::string_view first;
   const auto take = [&](std::string_view key, NetnsRef ref) {
@@ -42,9 +49,17 @@ std::optional<NetnsRef> parse_netns(TableReader& reader) {
   };
   std::string path;
   uint32_t pid = 0;
-  if (absolute_path(reader, "netns", path)) take("netns", {NetnsRef::Kind::kPath, path, 0});
-  if (reader.integer("pid", pid, 1, kMaxPid)) take("pid", {NetnsRef::Kind::kPid, "", pid});
-  if (absolute_path(reader, "cgroup", path)) take("cgroup", {NetnsRef::Kind::kCgroup, path, 0});
+  if (absolute_path(reader, "netns", path, kListener)) {
+    if (path == kListener) {
+      take("netns", {NetnsRef::Kind::kListener, "", 0, port});
+    } else {
+      take("netns", {NetnsRef::Kind::kPath, path, 0, 0});
+    }
+  }
+  if (reader.integer("pid", pid, 1, kMaxPid)) take("pid", {NetnsRef::Kind::kPid, "", pid, 0});
+  if (absolute_path(reader, "cgroup", path)) {
+    take("cgroup", {NetnsRef::Kind::kCgroup, path, 0, 0});
+  }
   return found;
 }
 
@@ -105,7 +120,7 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
       port.protocol == Protocol::kQuic && port.keepalive != EDGESHED_REQUESTS_PASS) {
     reader.invalid("keepalive", "open connections are refused or reclaimed on TCP ports only");
   }
-  port.netns = parse_netns(reader);
+  port.netns = parse_netns(reader, port.port);
   if (port.netns && port.keepalive != EDGESHED_REQUESTS_PASS) {
     reader.invalid("keepalive",
                    "open connections are refused or reclaimed in the interface's network "

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "daemon/listening_namespace.h"
+
 namespace edgeshed::daemon {
 namespace {
 
@@ -59,19 +61,42 @@ Result<ServiceNamespace> resolve_netns(const config::NetnsRef& ref) {
       return inspect(proc_netns(ref.pid));
     case config::NetnsRef::Kind::kCgroup:
       return cgroup_netns(ref.path);
+    case config::NetnsRef::Kind::kListener:
+      return namespace_listening_on(ref.port);
     case config::NetnsRef::Kind::kPath:
       break;
   }
   return inspect(ref.path);
 }
 
-bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports) {
+Result<ServiceNamespace> ServiceNamespaces::resolve(const config::NetnsRef& ref,
+                                                    const std::string& name, Clock::time_point now) {
+  // A listener is searched for over every process of the host: at most once
+  // a second, and in between only checked to be where it was.
+  constexpr auto kSearchEvery = std::chrono::seconds(1);
+  if (ref.kind != config::NetnsRef::Kind::kListener) return resolve_netns(ref);
+  const auto before = found_.find(name);
+  const auto searched = searched_.find(name);
+  if (before != found_.end() && searched != searched_.end() &&
+      now - searched->second < kSearchEvery) {
+    if (before->second.inode == EDGESHED_NETNS_NONE) {
+      return make_error("no listener found at the last search");
+    }
+    auto still = inspect(before->second.file);
+    if (still && still->inode == before->second.inode) return still;
+  }
+  searched_[name] = now;
+  return resolve_netns(ref);
+}
+
+bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports,
+                                Clock::time_point at) {
   std::map<std::string, ServiceNamespace> now;
   for (const auto& p : ports) {
     if (!p.netns) continue;
     const std::string name = p.netns->describe();
     if (now.contains(name)) continue;
-    auto ns = resolve_netns(*p.netns);
+    auto ns = resolve(*p.netns, name, at);
     const auto before = found_.find(name);
     const bool was_there = before != found_.end() && before->second.inode != EDGESHED_NETNS_NONE;
     if (!ns) {
@@ -93,6 +118,7 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports) {
       !std::equal(now.begin(), now.end(), found_.begin(), [](const auto& a, const auto& b) {
         return a.first == b.first && a.second.inode == b.second.inode;
       });
+  std::erase_if(searched_, [&now](const auto& s) { return !now.contains(s.first); });
   found_ = std::move(now);
   return changed;
 }

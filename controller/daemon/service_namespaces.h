@@ -5,6 +5,7 @@
 // on the same port is a new namespace.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,9 +29,11 @@ Result<ServiceNamespace> resolve_netns(const config::NetnsRef& ref);
 
 class ServiceNamespaces {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // Resolves the namespace of every port that names one; true when one is
   // not where the last call found it. Logs each change.
-  bool refresh(const std::vector<config::PortConfig>& ports);
+  bool refresh(const std::vector<config::PortConfig>& ports, Clock::time_point now = Clock::now());
   // What the port's map entry names: 0 for the interface's namespace,
   // EDGESHED_NETNS_NONE while the port's namespace is gone.
   uint32_t inode_of(const config::PortConfig& port) const;
@@ -41,8 +44,13 @@ class ServiceNamespaces {
   std::vector<ServiceNamespace> present() const;
 
  private:
+  Result<ServiceNamespace> resolve(const config::NetnsRef& ref, const std::string& name,
+                                   Clock::time_point now);
+
   // By NetnsRef::describe(); inode EDGESHED_NETNS_NONE: gone.
   std::map<std::string, ServiceNamespace> found_;
+  // When each listener was last searched for.
+  std::map<std::string, Clock::time_point> searched_;
 };
 
 }  // namespace edgeshed::daemon

@@ -14,8 +14,14 @@
    (GET /metrics) probes on the metrics port,
    Prometheus annotations, rolling updates, priority and tolerations.
 
-Prints the ConfigMap's edgeshed.toml to the path given as the only argument,
-for the shell test to hand to the real config parser.
+4. The overlay deploy/kubernetes/pods (a pod's service on the node) patches
+   exactly that: hostPID, SYS_ADMIN and SYS_PTRACE on top of the unit's
+   capabilities, and a ConfigMap that is the base's plus one port whose
+   service is found by its listener.
+
+Prints the ConfigMap's edgeshed.toml to the path given as the first
+argument, and the overlay's to the second, for the shell test to hand to
+the real config parser.
 """
 import json
 import pathlib
@@ -98,6 +104,52 @@ def round_trip(doc, where):
 def unit_capabilities():
     m = re.search(r"^CapabilityBoundingSet=(.*)$", UNIT.read_text(), re.M)
     return sorted(c.removeprefix("CAP_") for c in m.group(1).split())
+
+
+# The overlay's port, with the comment above it, in the ConfigMap's toml.
+POD_PORT_BLOCK = re.compile(r"\n(?:#[^\n]*\n)*\[\[port\]\]\n(?:[a-z_]+ = [^\n]*\n)*"
+                            r"netns = \"listener\"\n")
+
+
+def check_pods_overlay(base_docs, out_path):
+    """deploy/kubernetes/pods: the base with a pod's service added."""
+    overlay = K8S / "pods"
+    kust = yaml.load((overlay / "kustomization.yaml").read_text(), Loader=UniqueKeyLoader)
+    check(kust.get("resources") == ["../"], "the pods overlay is not built on deploy/kubernetes")
+    patches = {}
+    for entry in kust.get("patches", []):
+        doc = yaml.load((overlay / entry["path"]).read_text(), Loader=UniqueKeyLoader)
+        patches[doc["kind"]] = doc
+    if not check(set(patches) == {"DaemonSet", "ConfigMap"},
+                 f"the pods overlay patches {sorted(patches)}, not the DaemonSet and the ConfigMap"):
+        return
+    for kind in patches:
+        names = ("name", "namespace")
+        check({k: patches[kind]["metadata"].get(k) for k in names}
+              == {k: base_docs[kind]["metadata"][k] for k in names},
+              f"the pods overlay's {kind} patch does not name the base's {kind}")
+
+    # The strategic merge kustomize makes of the DaemonSet patch, done here.
+    ds = json.loads(json.dumps(base_docs["DaemonSet"]))
+    patch_pod = patches["DaemonSet"]["spec"]["template"]["spec"]
+    check(set(patch_pod) == {"hostPID", "containers"}, f"the DaemonSet patch sets {sorted(patch_pod)}")
+    ds["spec"]["template"]["spec"]["hostPID"] = patch_pod.get("hostPID")
+    (patch_c,) = patch_pod["containers"]
+    (c,) = ds["spec"]["template"]["spec"]["containers"]
+    check(patch_c.get("name") == c["name"], "the DaemonSet patch names another container")
+    c["securityContext"]["capabilities"]["add"] = patch_c["securityContext"]["capabilities"]["add"]
+    round_trip(ds, "pods/daemonset.yaml merged")
+    check(ds["spec"]["template"]["spec"]["hostPID"] is True, "the pods overlay sets no hostPID")
+    caps = sorted(c["securityContext"]["capabilities"]["add"])
+    want = sorted(unit_capabilities() + ["SYS_ADMIN", "SYS_PTRACE"])
+    check(caps == want, f"the pods overlay's capabilities {caps} are not {want}")
+
+    toml = patches["ConfigMap"]["data"]["edgeshed.toml"]
+    blocks = POD_PORT_BLOCK.findall(toml)
+    check(len(blocks) == 1, f"the pods overlay's config has {len(blocks)} ports found by listener, not 1")
+    check(POD_PORT_BLOCK.sub("", toml, count=1) == base_docs["ConfigMap"]["data"]["edgeshed.toml"],
+          "the pods overlay's config is not the base's plus the pod's port: it drifted")
+    pathlib.Path(out_path).write_text(toml)
 
 
 def main():
@@ -192,6 +244,7 @@ def main():
               f"{kind} is not GET {path} on 9477: {probe}")
 
     pathlib.Path(sys.argv[1]).write_text(docs["ConfigMap"]["data"]["edgeshed.toml"])
+    check_pods_overlay(docs, sys.argv[2])
     print(f"image entrypoint: {c['command'][0]}")
 
 

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 : "${CONFIG_CHECK:?path of config_check}"
 
-"$PYTHON" "$SOURCE_DIR/tests/deploy/check_kubernetes.py" "$WORK/edgeshed.toml"
+"$PYTHON" "$SOURCE_DIR/tests/deploy/check_kubernetes.py" "$WORK/edgeshed.toml" "$WORK/pods.toml"
 
 # The metrics endpoint, and its [metrics] table, are being added to the
 # daemon. Until the example config documents it (its port, 9477), the
@@ -21,3 +21,5 @@ if ! grep -q 9477 "$SOURCE_DIR/examples/edgeshed.toml"; then
 fi
 "$CONFIG_CHECK" "$cfg" || fail "the ConfigMap's edgeshed.toml is refused by the daemon's parser"
 pass "the ConfigMap's edgeshed.toml passes the daemon's config checks"
+"$CONFIG_CHECK" "$WORK/pods.toml" || fail "the pods overlay's edgeshed.toml is refused by the daemon's parser"
+pass "the pods overlay's edgeshed.toml passes the daemon's config checks"

@@ -18,7 +18,8 @@
 #   name and address is a new namespace, followed, and once the load ends
 #   nothing stays counted. Last, 4 requests held in the pod before the
 #   daemon starts, on a port named by the pod's process (`pid`): counted at
-#   the start by the seed walk run inside the pod's namespace.
+#   the start by the seed walk run inside the pod's namespace; the first
+#   port named by its listener (`netns = "listener"`).
 source "$(dirname "$0")/servers_lib.sh"
 command -v curl >/dev/null || fail "curl is required"
 
@@ -26,7 +27,9 @@ POD_NS="es-pod-$LAB_ID"
 POD_HOST_IF="es-p$LAB_ID" # the pod's veth, the node's side
 NODE_POD_V4=192.0.2.1
 POD_V4=192.0.2.2
-PORT=80
+# Not 80: `netns = "listener"` searches every namespace of the host, and
+# another may serve 80 on a shared machine.
+PORT=18080
 RATE=800
 POD_PIDS=()
 LAB_HOOKS+=('pod_down')
@@ -79,7 +82,9 @@ offer() {
 pod_config() {
 	local cfg
 	cfg=$(matrix_config port_only "$PORT")
-	if [ "${1:-}" = netns ]; then
+	if [ "${1:-}" = listener ]; then
+		echo 'netns = "listener"' >>"$cfg"
+	elif [ "${1:-}" = netns ]; then
 		echo "netns = \"/run/netns/$POD_NS\"" >>"$cfg"
 		# The metrics, in the node's namespace: whether the pod's is found.
 		sed -i 's/^listen = "off"$/listen = "127.0.0.1:9477"/' "$cfg"
@@ -145,8 +150,8 @@ stop_daemon
 
 # Requests in service in the pod before the daemon starts are counted (the
 # seed walk, run inside the pod's namespace), with the port named by a
-# process of the pod (`pid`).
-HELD_PORT=8080
+# process of the pod (`pid`), and the first port by its listener.
+HELD_PORT=18081
 "${SC_NICE[@]}" nsenter --net="/run/netns/$POD_NS" "$REFSERVER" --port "$HELD_PORT" --workers 4 \
 	--service-ms 4000 --metrics-port 0 --duration-s 30 >>"$SC_WORK/pod.log" 2>&1 &
 held_pid=$!
@@ -163,14 +168,16 @@ in_cli bash -c '
 LAB_PIDS+=($!)
 held() { [ "$(ss -N "$POD_NS" -Htn state established "( sport = :$HELD_PORT )" | wc -l)" -ge 4 ]; }
 wait_for --within 5 "4 requests held in the pod" held
-cfg=$(pod_config netns)
+cfg=$(pod_config listener)
 printf '\n[[port]]\nport = %s\npid = %s\n' "$HELD_PORT" "$held_pid" >>"$cfg"
 start_daemon_config "$cfg"
-check_eq "status: port $HELD_PORT's namespace" \
-	"$(es_status | jq -r --argjson p "$HELD_PORT" '.ports[] | select(.port == $p) | .netns')" \
-	"net:[$(pod_inode)]"
+for p in "$PORT" "$HELD_PORT"; do
+	check_eq "status: port $p's namespace" \
+		"$(es_status | jq -r --argjson p "$p" '.ports[] | select(.port == $p) | .netns')" \
+		"net:[$(pod_inode)]"
+done
 check_eq "requests in service in the pod at the start (seeded)" "$(in_service)" 4
-pass "4 requests held in the pod before the start: counted, the port named by pid $held_pid"
+pass "4 requests held in the pod before the start: counted; port $HELD_PORT named by pid $held_pid, $PORT by its listener"
 wait_for --within 10 "the held requests answered and uncounted" idle
 stop_daemon
 

@@ -581,11 +581,17 @@ TEST(ConfigTest, APortsServiceMayRunInANamespaceOfItsOwn) {
   EXPECT_EQ(config.ports[2].netns->describe(), "pid 4242");
   ASSERT_TRUE(config.ports[3].netns);
   EXPECT_EQ(config.ports[3].netns->describe(), "cgroup /sys/fs/cgroup/kubepods.slice/pod-b");
+  const Config by_port = parsed("[[port]]\nport = 8083\nnetns = \"listener\"\n");
+  ASSERT_TRUE(by_port.ports[0].netns);
+  EXPECT_EQ(by_port.ports[0].netns->kind, NetnsRef::Kind::kListener);
+  EXPECT_EQ(by_port.ports[0].netns->port, 8083);
+  EXPECT_EQ(by_port.ports[0].netns->describe(), "netns listener (port 8083)");
 }
 
 TEST(ConfigErrorTest, APortsNamespaceIsNamedOnceAndWhole) {
   EXPECT_EQ(error_of("[[port]]\nport = 8080\nnetns = \"pod-a\"\n"),
-            "edgeshed.toml:3:1: port[0].netns = \"pod-a\": must be an absolute path");
+            "edgeshed.toml:3:1: port[0].netns = \"pod-a\": must be an absolute path or "
+            "\"listener\"");
   EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 0\n"),
             "edgeshed.toml:3:1: port[0].pid = 0: must be an integer in [1, 4194304]");
   EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 1\ncgroup = \"/sys/fs/cgroup/a\"\n"),

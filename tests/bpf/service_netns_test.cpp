@@ -108,6 +108,26 @@ class ServiceNetnsTest : public ::testing::Test {
     }
   }
 
+  // The port protected, its service in namespace netns.
+  void protect(uint16_t port, uint32_t netns) {
+    ASSERT_TRUE(dp_.maps().set_ports(
+        {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, netns}}));
+  }
+  // A pod in ns, on a new loopback port it serves, with n requests in service.
+  Side pod_serving(const OtherNamespace& ns, uint16_t& port, int n) {
+    Side side;
+    side.listener = listen_on_loopback(AF_INET, &port, 64);
+    protect(port, ns.inode());
+    open_requests(side, port, n);
+    expect_counted(port, n, n);
+    return side;
+  }
+  // A pod gone: its connections reset with it.
+  static void reset_all(Side& side) {
+    for (auto& c : side.clients) reset_on_close(c.get());
+    side = Side{};
+  }
+
   void expect_counted(uint16_t port, uint64_t in_service, uint64_t connections) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     uint64_t inflight = 0, conns = 0;
@@ -131,8 +151,7 @@ TEST_F(ServiceNetnsTest, ThePortIsCountedInItsOwnNamespaceOnly) {
   OtherNamespace ns;
   pod.listener = listen_on_loopback(AF_INET, &port, 64);
   const uint32_t pod_ns = ns.inode();
-  ASSERT_TRUE(dp_.maps().set_ports(
-      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, pod_ns}}));
+  protect(port, pod_ns);
   open_requests(pod, port, 3);
   ns.leave();
   host.listener = listen_on_port(port);
@@ -172,22 +191,16 @@ TEST_F(ServiceNetnsTest, ANewNamespaceOnThePortStartsFromItsOwnConnections) {
   Side first;
   {
     OtherNamespace ns;
-    first.listener = listen_on_loopback(AF_INET, &port, 64);
-    ASSERT_TRUE(dp_.maps().set_ports(
-        {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
-    open_requests(first, port, 4);
+    first = pod_serving(ns, port, 4);
   }
-  expect_counted(port, 4, 4);
   // The pod dies: its connections are reset with it.
-  for (auto& c : first.clients) reset_on_close(c.get());
-  first = Side{};
+  reset_all(first);
   expect_counted(port, 0, 0);
 
   Side second;
   OtherNamespace ns;
   second.listener = listen_on_port(port);
-  ASSERT_TRUE(dp_.maps().set_ports(
-      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
+  protect(port, ns.inode());
   open_requests(second, port, 2);
   ns.leave();
   expect_counted(port, 2, 2);
@@ -198,21 +211,14 @@ TEST_F(ServiceNetnsTest, ANewNamespaceOnThePortStartsFromItsOwnConnections) {
 // counted, and what was counted is still uncounted as it closes.
 TEST_F(ServiceNetnsTest, AGoneNamespaceCountsNothingNewAndUncountsWhatItCounted) {
   uint16_t port = 0;
-  Side pod;
   OtherNamespace ns;
-  pod.listener = listen_on_loopback(AF_INET, &port, 64);
-  ASSERT_TRUE(dp_.maps().set_ports(
-      {{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, ns.inode()}}));
-  open_requests(pod, port, 3);
-  expect_counted(port, 3, 3);
-  ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
-                                     EDGESHED_REQUESTS_PASS, EDGESHED_NETNS_NONE}}));
+  Side pod = pod_serving(ns, port, 3);
+  protect(port, EDGESHED_NETNS_NONE);
   open_requests(pod, port, 2);
   // Nothing to wait for: the time a wrong count would take to show.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   expect_counted(port, 3, 3);
-  for (auto& c : pod.clients) reset_on_close(c.get());
-  pod = Side{};
+  reset_all(pod);
   ns.leave();
   expect_counted(port, 0, 0);
 }

@@ -107,6 +107,7 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
 
 Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg_ports) {
   std::vector<PortClass> ports;
+  ports.reserve(cfg_ports.size());
   for (const auto& p : cfg_ports) {
     ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
                      static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),

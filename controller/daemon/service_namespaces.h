@@ -33,7 +33,7 @@ class ServiceNamespaces {
 
   // Resolves the namespace of every port that names one; true when one is
   // not where the last call found it. Logs each change.
-  bool refresh(const std::vector<config::PortConfig>& ports, Clock::time_point now = Clock::now());
+  bool refresh(const std::vector<config::PortConfig>& ports, Clock::time_point at = Clock::now());
   // What the port's map entry names: 0 for the interface's namespace,
   // EDGESHED_NETNS_NONE while the port's namespace is gone.
   uint32_t inode_of(const config::PortConfig& port) const;

@@ -124,7 +124,7 @@ class ServiceNetnsTest : public ::testing::Test {
   }
   // A pod gone: its connections reset with it.
   static void reset_all(Side& side) {
-    for (auto& c : side.clients) reset_on_close(c.get());
+    for (const auto& c : side.clients) reset_on_close(c.get());
     side = Side{};
   }
 

@@ -120,7 +120,8 @@ static __always_inline int read_data_segment(struct __sk_buff *skb,
  * only on a reused connection (Go's transport, curl).
  */
 static __always_inline int new_request_class(struct __sk_buff *skb,
-					     struct data_segment *seg)
+					     struct data_segment *seg,
+					     __u64 netns)
 {
 	struct edgeshed_sk_state *st;
 	struct bpf_sock *sk, *full;
@@ -130,12 +131,10 @@ static __always_inline int new_request_class(struct __sk_buff *skb,
 	/* Constant sizes: the verifier bounds the tuple by them. */
 	if (seg->family == AF_INET)
 		sk = bpf_skc_lookup_tcp(skb, &seg->tuple,
-					sizeof(seg->tuple.ipv4),
-					BPF_F_CURRENT_NETNS_ID, 0);
+					sizeof(seg->tuple.ipv4), netns, 0);
 	else
 		sk = bpf_skc_lookup_tcp(skb, &seg->tuple,
-					sizeof(seg->tuple.ipv6),
-					BPF_F_CURRENT_NETNS_ID, 0);
+					sizeof(seg->tuple.ipv6), netns, 0);
 	if (!sk)
 		return -1;
 	full = bpf_sk_fullsock(sk);
@@ -203,6 +202,24 @@ static __always_inline int write_request_rst(struct __sk_buff *skb,
 	return edgeshed_write_bare_rst((void *)(long)skb->data,
 				       (void *)(long)skb->data_end, &pkt,
 				       to_client ? seg->ack_seq : seg->seq);
+}
+
+/*
+ * Where the port's sockets are looked up: the interface's namespace, or its
+ * service's (a container's) by the id the interface's namespace gives it.
+ * -1 while that namespace is gone or has no id: nothing is refused there.
+ */
+static __always_inline int port_lookup_netns(const struct edgeshed_port *p,
+					     __u64 *netns)
+{
+	if (!p->netns_ino) {
+		*netns = (__u64)BPF_F_CURRENT_NETNS_ID;
+		return 0;
+	}
+	if (p->netns_ino == EDGESHED_NETNS_NONE || p->netns_id < 0)
+		return -1;
+	*netns = (__u64)p->netns_id;
+	return 0;
 }
 
 /*
@@ -277,6 +294,7 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	struct edgeshed_port *port;
 	struct admission a = { .proto = EDGESHED_PROTO_TCP };
 	__u32 key, at_cap_mask, gated = 0;
+	__u64 netns;
 	int class_id;
 
 	if (read_data_segment(skb, &seg))
@@ -284,7 +302,8 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	key = seg.dport;
 	port = bpf_map_lookup_elem(&es_ports, &key);
 	if (!port || !(port->protocols & EDGESHED_PORT_TCP) ||
-	    port->requests != EDGESHED_REQUESTS_REFUSE)
+	    port->requests != EDGESHED_REQUESTS_REFUSE ||
+	    port_lookup_netns(port, &netns))
 		return TC_ACT_UNSPEC;
 	if (admission_settings(&a) || a.cfg->mode == EDGESHED_MODE_OFF)
 		return TC_ACT_UNSPEC;
@@ -297,7 +316,7 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	at_cap_mask = classes_at_cap(set, a.now, &gated);
 	if (!at_cap_mask)
 		return TC_ACT_UNSPEC;
-	class_id = new_request_class(skb, &seg);
+	class_id = new_request_class(skb, &seg, netns);
 	if (class_id < 0 || class_id >= EDGESHED_NUM_CLASSES ||
 	    !(at_cap_mask & (1u << class_id)))
 		return TC_ACT_UNSPEC;

@@ -121,12 +121,6 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
     reader.invalid("keepalive", "open connections are refused or reclaimed on TCP ports only");
   }
   port.netns = parse_netns(reader, port.port);
-  if (port.netns && port.keepalive != EDGESHED_REQUESTS_PASS) {
-    reader.invalid("keepalive",
-                   "open connections are refused or reclaimed in the interface's network "
-                   "namespace only, not in " +
-                       port.netns->describe());
-  }
   // The data plane keeps one service per port number.
   for (const auto& other : ports) {
     if (other.port == port.port && other.netns != port.netns) {

@@ -10,6 +10,7 @@
 #include "dataplane/hook_choice.h"
 #include "dataplane/in_netns.h"
 #include "dataplane/local_routes.h"
+#include "dataplane/netns_id.h"
 
 namespace edgeshed::daemon {
 
@@ -111,7 +112,8 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
   for (const auto& p : cfg_ports) {
     ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
                      static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),
-                     static_cast<uint8_t>(p.keepalive), namespaces_.inode_of(p)});
+                     static_cast<uint8_t>(p.keepalive), namespaces_.inode_of(p),
+                     refusal_netns_id(p)});
   }
   const bool refuse_requests = std::any_of(cfg_ports.begin(), cfg_ports.end(), [](const auto& p) {
     return p.keepalive == EDGESHED_REQUESTS_REFUSE;
@@ -135,15 +137,21 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
   return {};
 }
 
-Status AttachedDataplane::seed_all(const Interface& iface) {
-  if (auto s = iface.seed.run(); !s) return s;
-  for (const auto& ns : namespaces_.present()) {
-    // A namespace gone since the refresh is the next tick's news.
-    if (auto s = run_in_netns(ns.file, ns.inode, [&] { return iface.seed.run(); }); !s) {
-      warn_limited("seed " + ns.file, iface.name + ": " + s.error().message);
-    }
+int32_t AttachedDataplane::refusal_netns_id(const config::PortConfig& port) {
+  const ServiceNamespace* ns = namespaces_.namespace_of(port);
+  if (!ns || port.keepalive != EDGESHED_REQUESTS_REFUSE) return -1;
+  auto id = netns_id_of(ns->file);
+  if (!id) {
+    warn_limited("id " + ns->file, "port " + std::to_string(port.port) +
+                                       ": no request refused in " + ns->file + ": " +
+                                       id.error().message);
+    return -1;
   }
-  return {};
+  return *id;
+}
+
+Status AttachedDataplane::seed_all(const Interface& iface) {
+  return everywhere(iface.name + ": the seed walk", [&iface](uint32_t) { return iface.seed.run(); });
 }
 
 void AttachedDataplane::warn_limited(const std::string& key, const std::string& message) {
@@ -233,6 +241,18 @@ Status AttachedDataplane::publish(size_t i, const edgeshed_policy_set& set, uint
   return interfaces_[i].maps.publish(set, heartbeat_ns, salt);
 }
 
+Status AttachedDataplane::everywhere(const std::string& what,
+                                     const std::function<Status(uint32_t)>& work) {
+  if (auto s = work(0); !s) return s;
+  for (const auto& ns : namespaces_.present()) {
+    // A namespace gone since the refresh is the next tick's news.
+    if (auto s = run_in_netns(ns.file, ns.inode, [&] { return work(ns.inode); }); !s) {
+      warn_limited(what + " " + ns.file, what + " in " + ns.file + ": " + s.error().message);
+    }
+  }
+  return {};
+}
+
 Result<signals::QueueSnapshot> AttachedDataplane::read_accept_queues() {
   if (queue_readers_.empty()) {
     for (const auto& iface : interfaces_) {
@@ -245,25 +265,33 @@ Result<signals::QueueSnapshot> AttachedDataplane::read_accept_queues() {
   // the same sockets, so the worst reading of a port stands.
   signals::QueueSnapshot merged;
   for (auto& reader : queue_readers_) {
-    auto snap = reader.read();
-    if (!snap) return snap.error();
-    for (const auto& [port, q] : *snap) {
-      auto& m = merged[port];
-      m.depth = std::max(m.depth, q.depth);
-      m.max_depth = std::max(m.max_depth, q.max_depth);
-      m.waiting = std::max(m.waiting, q.waiting);
-      m.oldest_ns = std::max(m.oldest_ns, q.oldest_ns);
-    }
+    auto s = everywhere("the accept queues", [&](uint32_t ns) -> Status {
+      auto snap = reader.read(ns);
+      if (!snap) return snap.error();
+      for (const auto& [port, q] : *snap) {
+        auto& m = merged[port];
+        m.depth = std::max(m.depth, q.depth);
+        m.max_depth = std::max(m.max_depth, q.max_depth);
+        m.waiting = std::max(m.waiting, q.waiting);
+        m.oldest_ns = std::max(m.oldest_ns, q.oldest_ns);
+      }
+      return {};
+    });
+    if (!s) return s.error();
   }
   return merged;
 }
 
-Result<std::vector<IdleConnection>> AttachedDataplane::idle_connections(size_t i) const {
-  return interfaces_[i].idle.list();
+Result<std::vector<IdleConnection>> AttachedDataplane::idle_connections(size_t i) {
+  return interfaces_[i].idle.list([this](const IdleConnections::Walk& walk) {
+    return everywhere("the idle walk", [&walk](uint32_t) { return walk(); });
+  });
 }
 
-Status AttachedDataplane::reclaim(size_t i, const std::vector<uint64_t>& cookies) const {
-  return interfaces_[i].idle.reclaim(cookies);
+Status AttachedDataplane::reclaim(size_t i, const std::vector<uint64_t>& cookies) {
+  return interfaces_[i].idle.reclaim(cookies, [this](const IdleConnections::Walk& walk) {
+    return everywhere("the reclaim walk", [&walk](uint32_t) { return walk(); });
+  });
 }
 
 }  // namespace edgeshed::daemon

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,8 @@ class AttachedDataplane final : public DataplaneAccess {
   Status publish(size_t i, const edgeshed_policy_set& set, uint64_t heartbeat_ns,
                  uint32_t salt) const override;
   Result<signals::QueueSnapshot> read_accept_queues() override;
-  Result<std::vector<IdleConnection>> idle_connections(size_t i) const override;
-  Status reclaim(size_t i, const std::vector<uint64_t>& cookies) const override;
+  Result<std::vector<IdleConnection>> idle_connections(size_t i) override;
+  Status reclaim(size_t i, const std::vector<uint64_t>& cookies) override;
 
  private:
   struct Interface {
@@ -73,8 +74,16 @@ class AttachedDataplane final : public DataplaneAccess {
   // The port map, the request filter and the seed walk: what a namespace
   // that comes or goes changes.
   Status apply_ports(const std::vector<config::PortConfig>& ports);
+  // The id the request filter finds port's sockets by, where a port that
+  // refuses requests serves a container's namespace; -1 otherwise.
+  int32_t refusal_netns_id(const config::PortConfig& port);
   // The seed walk, here and in each service namespace: a walk sees its opener's.
   Status seed_all(const Interface& iface);
+  // work(0) here, then work(inode) on a thread inside each service
+  // namespace found (dataplane/in_netns.h): iterators and netlink see their
+  // opener's namespace. A namespace's failure (most often: gone since the
+  // refresh) is warned, and the others still run.
+  Status everywhere(const std::string& what, const std::function<Status(uint32_t)>& work);
   // A namespace's failures recur every second while they last.
   void warn_limited(const std::string& key, const std::string& message);
 

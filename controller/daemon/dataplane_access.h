@@ -37,8 +37,8 @@ class DataplaneAccess {
   virtual Result<signals::QueueSnapshot> read_accept_queues() = 0;
   // The idle connections of the ports that reclaim them, and the reclaim of
   // those chosen (dataplane/idle_connections.h).
-  virtual Result<std::vector<IdleConnection>> idle_connections(size_t i) const = 0;
-  virtual Status reclaim(size_t i, const std::vector<uint64_t>& cookies) const = 0;
+  virtual Result<std::vector<IdleConnection>> idle_connections(size_t i) = 0;
+  virtual Status reclaim(size_t i, const std::vector<uint64_t>& cookies) = 0;
 };
 
 }  // namespace edgeshed::daemon

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -125,8 +126,14 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports,
 
 uint32_t ServiceNamespaces::inode_of(const config::PortConfig& port) const {
   if (!port.netns) return 0;
+  const ServiceNamespace* ns = namespace_of(port);
+  return ns ? ns->inode : EDGESHED_NETNS_NONE;
+}
+
+const ServiceNamespace* ServiceNamespaces::namespace_of(const config::PortConfig& port) const {
+  if (!port.netns) return nullptr;
   const auto it = found_.find(port.netns->describe());
-  return it == found_.end() ? EDGESHED_NETNS_NONE : it->second.inode;
+  return it == found_.end() || it->second.inode == EDGESHED_NETNS_NONE ? nullptr : &it->second;
 }
 
 std::optional<bool> ServiceNamespaces::found(const config::NetnsRef& ref) const {
@@ -138,7 +145,10 @@ std::optional<bool> ServiceNamespaces::found(const config::NetnsRef& ref) const 
 std::vector<ServiceNamespace> ServiceNamespaces::present() const {
   std::vector<ServiceNamespace> out;
   for (const auto& [name, ns] : found_) {
-    if (ns.inode != EDGESHED_NETNS_NONE) out.push_back(ns);
+    // Two names of one namespace (a pod's path and its process) are one.
+    const bool listed = std::any_of(out.begin(), out.end(),
+                                    [&ns](const ServiceNamespace& o) { return o.inode == ns.inode; });
+    if (ns.inode != EDGESHED_NETNS_NONE && !listed) out.push_back(ns);
   }
   return out;
 }

@@ -37,10 +37,13 @@ class ServiceNamespaces {
   // What the port's map entry names: 0 for the interface's namespace,
   // EDGESHED_NETNS_NONE while the port's namespace is gone.
   uint32_t inode_of(const config::PortConfig& port) const;
+  // Where port's service runs now; none for the interface's namespace and
+  // while the port's is gone.
+  const ServiceNamespace* namespace_of(const config::PortConfig& port) const;
   // Whether ref's namespace was found at the last refresh; none when no
   // configured port names it.
   std::optional<bool> found(const config::NetnsRef& ref) const;
-  // Each namespace found, for work done inside it.
+  // Each namespace found, once, for work done inside it.
   std::vector<ServiceNamespace> present() const;
 
  private:

@@ -56,24 +56,34 @@ Result<AcceptQueueReader> AcceptQueueReader::open_pinned(const std::string& pin_
   return open(ports.get(), sk_state.get());
 }
 
-Result<QueueSnapshot> AcceptQueueReader::read() {
-  if (!use_diag_) return walk();
-  auto listeners = diag_.read();
-  if (!listeners) return listeners.error();
-  QueueSnapshot snapshot;
-  bool waiting = false;
-  for (const auto& l : *listeners) {
-    __u32 key = l.port;
-    edgeshed_port value{};
-    if (bpf_map_lookup_elem(ports_fd_, &key, &value) != 0 || !(value.protocols & EDGESHED_PORT_TCP))
-      continue;
-    auto& q = snapshot[l.port];
-    q.depth += l.depth;
-    q.max_depth += l.max_depth;
-    waiting = waiting || l.depth > 0;
+bool AcceptQueueReader::ours(uint16_t port, uint32_t service_ns) const {
+  __u32 key = port;
+  edgeshed_port value{};
+  return bpf_map_lookup_elem(ports_fd_, &key, &value) == 0 &&
+         (value.protocols & EDGESHED_PORT_TCP) && value.netns_ino == service_ns;
+}
+
+Result<QueueSnapshot> AcceptQueueReader::read(uint32_t service_ns) {
+  if (use_diag_) {
+    auto listeners = service_ns ? read_listen_queues() : diag_.read();
+    if (!listeners) return listeners.error();
+    QueueSnapshot snapshot;
+    bool waiting = false;
+    for (const auto& l : *listeners) {
+      if (!ours(l.port, service_ns)) continue;
+      auto& q = snapshot[l.port];
+      q.depth += l.depth;
+      q.max_depth += l.max_depth;
+      waiting = waiting || l.depth > 0;
+    }
+    // Empty queues: nothing waits, so there is no sojourn to measure.
+    if (!waiting) return snapshot;
   }
-  // Empty queues: nothing waits, so there is no sojourn to measure.
-  return waiting ? walk() : snapshot;
+  auto snapshot = walk();
+  if (!snapshot) return snapshot;
+  // The walk's listeners are any namespace's service on a protected port.
+  std::erase_if(*snapshot, [&](const auto& entry) { return !ours(entry.first, service_ns); });
+  return snapshot;
 }
 
 Result<QueueSnapshot> AcceptQueueReader::walk() const {

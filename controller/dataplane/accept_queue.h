@@ -25,13 +25,18 @@ class AcceptQueueReader {
   // holds connections, a walk over the namespace's TCP sockets for their
   // sojourn. The walk visits every bucket of the established hash, which
   // costs most of the daemon's tick on an idle host (make bench-controller).
-  Result<QueueSnapshot> read();
+  // Both see the namespace of the calling thread: service_ns is its inode
+  // when that is a container's (dataplane/in_netns.h), 0 when it is the
+  // interface's, and only the ports whose entry names it are read.
+  Result<QueueSnapshot> read(uint32_t service_ns = 0);
 
   // How many reads needed the walk.
   uint64_t walks() const { return walks_; }
 
  private:
   Result<QueueSnapshot> walk() const;
+  // Whether port is protected, its service in the namespace service_ns.
+  bool ours(uint16_t port, uint32_t service_ns) const;
 
   struct SkeletonDeleter {
     void operator()(accept_queue_bpf* s) const;
@@ -43,7 +48,7 @@ class AcceptQueueReader {
   std::unique_ptr<bpf_link, LinkDeleter> link_;
   int ports_fd_ = -1;     // the skeleton's es_ports, owned by skel_
   bool use_diag_ = true;  // false where sock_diag fails: every read walks
-  ListenQueueDump diag_;
+  ListenQueueDump diag_;  // the daemon's namespace's
   mutable uint64_t walks_ = 0;
 };
 

@@ -59,24 +59,29 @@ Result<IdleConnections> IdleConnections::from_skeleton(const Skeleton& skel) {
   return IdleConnections(std::move(*list), std::move(*reclaim), std::move(*chosen));
 }
 
-Result<std::vector<IdleConnection>> IdleConnections::list() const {
+Result<std::vector<IdleConnection>> IdleConnections::list(const Everywhere& everywhere) const {
   if (!supported()) return make_error("this kernel cannot reclaim idle connections");
-  auto out = walk(list_prog_.get(), "idle walk");
-  if (!out) return out.error();
-  if (out->size() % sizeof(edgeshed_idle_conn) != 0) {
-    return make_error("the idle walk wrote " + std::to_string(out->size()) +
-                      " bytes, not whole records");
-  }
-  std::vector<IdleConnection> idle(out->size() / sizeof(edgeshed_idle_conn));
-  for (size_t i = 0; i < idle.size(); ++i) {
-    edgeshed_idle_conn rec;
-    std::memcpy(&rec, out->data() + i * sizeof(rec), sizeof(rec));
-    idle[i] = {rec.cookie, std::chrono::nanoseconds(rec.idle_ns), rec.port, rec.class_id};
-  }
+  std::vector<IdleConnection> idle;
+  auto s = everywhere([&]() -> Status {
+    auto out = walk(list_prog_.get(), "idle walk");
+    if (!out) return out.error();
+    if (out->size() % sizeof(edgeshed_idle_conn) != 0) {
+      return make_error("the idle walk wrote " + std::to_string(out->size()) +
+                        " bytes, not whole records");
+    }
+    for (size_t i = 0; i < out->size() / sizeof(edgeshed_idle_conn); ++i) {
+      edgeshed_idle_conn rec;
+      std::memcpy(&rec, out->data() + i * sizeof(rec), sizeof(rec));
+      idle.push_back({rec.cookie, std::chrono::nanoseconds(rec.idle_ns), rec.port, rec.class_id});
+    }
+    return {};
+  });
+  if (!s) return s.error();
   return idle;
 }
 
-Status IdleConnections::reclaim(const std::vector<uint64_t>& cookies) const {
+Status IdleConnections::reclaim(const std::vector<uint64_t>& cookies,
+                                const Everywhere& everywhere) const {
   if (!supported()) return make_error("this kernel cannot reclaim idle connections");
   if (cookies.size() > EDGESHED_RECLAIM_BATCH) {
     return make_error("at most " + std::to_string(EDGESHED_RECLAIM_BATCH) +
@@ -89,13 +94,16 @@ Status IdleConnections::reclaim(const std::vector<uint64_t>& cookies) const {
       return make_error("cannot write es_reclaim: " + errno_text(errno));
     }
   }
-  auto out = walk(reclaim_prog_.get(), "reclaim walk");
-  // A cookie the walk did not meet (closed meanwhile) must not wait for a
+  auto s = everywhere([this]() -> Status {
+    auto out = walk(reclaim_prog_.get(), "reclaim walk");
+    if (!out) return out.error();
+    return {};
+  });
+  // A cookie the walks did not meet (closed meanwhile) must not wait for a
   // later socket of the same cookie: cookies are not reused, but the map
   // must be empty for the next batch.
   for (const uint64_t cookie : cookies) bpf_map_delete_elem(chosen_.get(), &cookie);
-  if (!out) return out.error();
-  return {};
+  return s;
 }
 
 }  // namespace edgeshed

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -29,13 +30,21 @@ class IdleConnections {
   // 6.11), an instance that supports nothing.
   static Result<IdleConnections> from_skeleton(const Skeleton& skel);
 
+  // A walk sees the TCP sockets of the namespace of the thread that starts
+  // it: `everywhere` runs it in each namespace that holds protected ports
+  // (here, and a container's on a thread inside it: dataplane/in_netns.h).
+  using Walk = std::function<Status()>;
+  using Everywhere = std::function<Status(const Walk&)>;
+  static Status here(const Walk& walk) { return walk(); }
+
   bool supported() const { return list_prog_.valid(); }
-  // One idle walk over this network namespace's TCP sockets.
-  Result<std::vector<IdleConnection>> list() const;
-  // One reclaim walk: aborts each of cookies (at most
+  // One idle walk in each namespace.
+  Result<std::vector<IdleConnection>> list(const Everywhere& everywhere = here) const;
+  // One reclaim walk in each namespace: aborts each of cookies (at most
   // EDGESHED_RECLAIM_BATCH) that is still idle, in enforce mode, and counts
-  // it in the class's reclaimed (or would_reclaim) counter.
-  Status reclaim(const std::vector<uint64_t>& cookies) const;
+  // it in the class's reclaimed (or would_reclaim) counter. Cookies are
+  // unique across namespaces: each walk aborts its own.
+  Status reclaim(const std::vector<uint64_t>& cookies, const Everywhere& everywhere = here) const;
 
  private:
   IdleConnections(Fd list_prog, Fd reclaim_prog, Fd chosen)

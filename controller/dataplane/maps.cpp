@@ -179,6 +179,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
       same->protocols |= p.protocols;
       same->requests = std::max(same->requests, p.requests);
       same->netns_ino = std::max(same->netns_ino, p.netns_ino);
+      same->netns_id = std::max(same->netns_id, p.netns_id);
     }
   }
   std::erase_if(ports, [](const PortClass& p) { return p.protocols == 0; });
@@ -233,6 +234,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
   for (uint32_t i = 0; i < EDGESHED_NUM_PORTS; ++i) {
     keys[i] = i;
     values[i].latency_slot = EDGESHED_LATENCY_NO_SLOT;
+    values[i].netns_id = -1;
   }
   for (const auto& p : ports) {
     values[p.port].protocols = p.protocols;
@@ -240,6 +242,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
     values[p.port].latency_slot = slot_of[p.port];
     values[p.port].requests = p.requests;
     values[p.port].netns_ino = p.netns_ino;
+    values[p.port].netns_id = p.netns_id;
   }
   // One syscall for the whole table: the data plane sees either the old or
   // the new entry of each port, never a half-written one.
@@ -263,7 +266,7 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   for (__u32 i = 0; i < *count; ++i) {
     if (values[i].protocols)
       out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id, values[i].protocols,
-                     values[i].requests, values[i].netns_ino});
+                     values[i].requests, values[i].netns_ino, values[i].netns_id});
   }
   return out;
 }

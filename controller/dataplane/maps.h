@@ -25,6 +25,7 @@ struct PortClass {
   uint8_t protocols = EDGESHED_PORT_TCP;      // EDGESHED_PORT_*
   uint8_t requests = EDGESHED_REQUESTS_PASS;  // enum edgeshed_port_requests (TCP)
   uint32_t netns_ino = 0;  // the service's network namespace; 0: the interface's
+  int32_t netns_id = -1;   // its id in the interface's, for the request filter; -1: none
 };
 
 using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;

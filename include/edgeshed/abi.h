@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 16
+#define EDGESHED_ABI_VERSION 17
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -349,8 +349,12 @@ struct edgeshed_port {
 	 * tracker counts (a container's, its service behind this host's
 	 * interface); 0: the interface's own (edgeshed_config.netns_ino). */
 	__u32 netns_ino;
+	/* That namespace's id in the interface's (RTM_NEWNSID), where the
+	 * request filter looks its sockets up; negative: none known, and none
+	 * of its requests is refused. Unused for the interface's own. */
+	__s32 netns_id;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 8, "port ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 12, "port ABI");
 
 /* edgeshed_port.netns_ino of a service whose namespace is gone (its pod
  * removed): no socket is counted for it until a namespace comes again.

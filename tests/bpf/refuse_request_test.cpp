@@ -34,6 +34,7 @@
 #include "common/fd.h"
 #include "common/packet.h"
 #include "dataplane/events.h"
+#include "dataplane/netns_id.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed::testing {
@@ -216,6 +217,55 @@ TEST_P(RefuseRequestTest, ANewRequestAtTheCapResetsBothEnds) {
   // request.
   inject_on_loopback(r.out);
   EXPECT_TRUE(was_reset(conn_.server.get())) << "the server accepted the RST";
+}
+
+// A container's service behind this namespace's interface: its connection
+// is found in its own namespace, by the id this one gives it, and the RST
+// that goes on up resets its server there. Without an id nothing is cut.
+TEST_P(RefuseRequestTest, AContainersConnectionIsFoundByItsNamespacesId) {
+  Fd home(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(home.valid());
+  PrivateLoopback pod;
+  ASSERT_TRUE(pod.entered());
+  Fd pod_ns(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  uint16_t port = 0;
+  Fd listener = sockets().listen_on(&port);
+  ASSERT_EQ(setns(home.get(), CLONE_NEWNET), 0);
+  const std::string pod_file = "/proc/self/fd/" + std::to_string(pod_ns.get());
+  const auto id = netns_id_of(pod_file);
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_GE(*id, 0);
+  const auto again = netns_id_of(pod_file);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *id) << "asked again, the same id";
+  struct stat st {};
+  ASSERT_EQ(fstat(pod_ns.get(), &st), 0);
+  const auto pod_inode = static_cast<uint32_t>(st.st_ino);
+  const auto protect = [&](int32_t netns_id) {
+    ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
+                                       EDGESHED_REQUESTS_REFUSE, pod_inode, netns_id}}));
+  };
+  protect(*id);
+  ASSERT_EQ(setns(pod_ns.get(), CLONE_NEWNET), 0);
+  conn_ = sockets().open(listener.get(), port);
+  serve_one_request(conn_);
+  port_ = port;
+  dp_.set_inflight(EDGESHED_CLASS_NORMAL, kCap);
+  const Bytes frame = next_request();
+  ASSERT_EQ(setns(home.get(), CLONE_NEWNET), 0);
+
+  protect(-1);
+  expect_untouched(frame, run(frame));
+  protect(*id);
+  const RunResult r = run(frame);
+  EXPECT_EQ(counted(EDGESHED_CTR_REQUEST_REFUSED), 1u);
+  const auto out = parse_frame(r.out);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->tcp_flags, kRst);
+  ASSERT_EQ(setns(pod_ns.get(), CLONE_NEWNET), 0);
+  inject_on_loopback(r.out);
+  EXPECT_TRUE(was_reset(conn_.server.get())) << "the pod's server accepted the RST";
+  // The pod's namespace goes with the fixture's (PrivateLoopback's end).
 }
 
 TEST_P(RefuseRequestTest, UnderTheCapTheRequestPasses) { expect_next_request_untouched(kCap - 1); }

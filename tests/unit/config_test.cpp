@@ -588,6 +588,14 @@ TEST(ConfigTest, APortsServiceMayRunInANamespaceOfItsOwn) {
   EXPECT_EQ(by_port.ports[0].netns->describe(), "netns listener (port 8083)");
 }
 
+TEST(ConfigTest, AContainersPortRefusesAndReclaimsAsTheHostsDo) {
+  const auto config = parsed("[[port]]\nport = 8080\npid = 7\nkeepalive = \"refuse\"\n");
+  ASSERT_EQ(config.ports.size(), 1u);
+  EXPECT_EQ(config.ports[0].keepalive, EDGESHED_REQUESTS_REFUSE);
+  ASSERT_TRUE(config.ports[0].netns);
+  EXPECT_EQ(config.ports[0].netns->describe(), "pid 7");
+}
+
 TEST(ConfigErrorTest, APortsNamespaceIsNamedOnceAndWhole) {
   EXPECT_EQ(error_of("[[port]]\nport = 8080\nnetns = \"pod-a\"\n"),
             "edgeshed.toml:3:1: port[0].netns = \"pod-a\": must be an absolute path or "
@@ -597,9 +605,6 @@ TEST(ConfigErrorTest, APortsNamespaceIsNamedOnceAndWhole) {
   EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 1\ncgroup = \"/sys/fs/cgroup/a\"\n"),
             "edgeshed.toml:4:1: port[0].cgroup = \"/sys/fs/cgroup/a\": names the service's "
             "network namespace, as pid does already: give one of netns, pid and cgroup");
-  EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 7\nkeepalive = \"refuse\"\n"),
-            "edgeshed.toml:4:1: port[0].keepalive = \"refuse\": open connections are refused or "
-            "reclaimed in the interface's network namespace only, not in pid 7");
   EXPECT_EQ(error_of("[[port]]\nport = 443\n"
                      "[[port]]\nport = 443\nprotocol = \"quic\"\npid = 7\n"),
             "edgeshed.toml:6:1: port[1].pid = 7: port 443 is served in the interface's "

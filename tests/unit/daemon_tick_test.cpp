@@ -103,10 +103,10 @@ class FakeDataplane final : public DataplaneAccess {
   Result<signals::QueueSnapshot> read_accept_queues() override {
     return make_error("no accept queues in the fake");
   }
-  Result<std::vector<IdleConnection>> idle_connections(size_t i) const override {
+  Result<std::vector<IdleConnection>> idle_connections(size_t i) override {
     return ifaces[i].idle;
   }
-  Status reclaim(size_t i, const std::vector<uint64_t>& cookies) const override {
+  Status reclaim(size_t i, const std::vector<uint64_t>& cookies) override {
     ifaces[i].reclaimed.push_back(cookies);
     return {};
   }

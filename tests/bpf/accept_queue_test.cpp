@@ -5,10 +5,17 @@
 #include <arpa/inet.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -146,6 +153,43 @@ TEST_F(AcceptQueueTest, UnprotectedPortsAreNotReported) {
   auto snap = reader_->read();
   ASSERT_TRUE(snap);
   EXPECT_EQ(snap->count(port_), 0u);
+}
+
+// A port whose service is a container's: read inside its namespace, the
+// pod's queue; read in the interface's, nothing of that port, although a
+// listener of the host's holds it there too.
+TEST_F(AcceptQueueTest, AContainersPortIsReadInItsNamespaceOnly) {
+  Fd home(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(home.valid());
+  struct GoHome {
+    int fd;
+    ~GoHome() { setns(fd, CLONE_NEWNET); }
+  } go_home{home.get()};  // also when an assertion ends the test early
+  ASSERT_EQ(unshare(CLONE_NEWNET), 0) << strerror(errno);
+  Fd pod_ns(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  ASSERT_EQ(std::system("ip link set lo up"), 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(pod_ns.get(), &st), 0);
+  const auto pod = static_cast<uint32_t>(st.st_ino);
+  ASSERT_TRUE(dp_.maps().set_ports(
+      {{port_, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP, EDGESHED_REQUESTS_PASS, pod}}));
+  Fd pod_listener(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(bind(pod_listener.get(), reinterpret_cast<sockaddr*>(&addr_), sizeof(addr_)), 0);
+  ASSERT_EQ(listen(pod_listener.get(), kBacklog), 0);
+  connect_clients(3);
+  std::this_thread::sleep_for(20ms);
+  auto in_pod = reader_->read(pod);
+  ASSERT_TRUE(in_pod) << in_pod.error().message;
+  ASSERT_EQ(in_pod->count(port_), 1u);
+  EXPECT_EQ(in_pod->at(port_).depth, 3u);
+  EXPECT_EQ(in_pod->at(port_).waiting, 3u) << "counted in the pod's namespace";
+  EXPECT_GT(in_pod->at(port_).oldest_ns, 0u);
+
+  ASSERT_EQ(setns(home.get(), CLONE_NEWNET), 0) << strerror(errno);
+  auto here = reader_->read();
+  ASSERT_TRUE(here) << here.error().message;
+  EXPECT_EQ(here->count(port_), 0u) << "the host's listener on the pod's port";
+  clients_.clear();
 }
 
 }  // namespace

@@ -19,7 +19,8 @@
 #   nothing stays counted. Last, 4 requests held in the pod before the
 #   daemon starts, on a port named by the pod's process (`pid`): counted at
 #   the start by the seed walk run inside the pod's namespace; the first
-#   port named by its listener (`netns = "listener"`).
+#   port named by its listener (`netns = "listener"`). Between them,
+#   keepalive = "refuse" in the pod (see its phase below).
 source "$(dirname "$0")/servers_lib.sh"
 command -v curl >/dev/null || fail "curl is required"
 
@@ -147,6 +148,38 @@ pass "no stale count after the pod's recreation"
 offer after 4
 claim "the new pod at 1.6x: $FIG_SHED refused, want some" "$(ge "$FIG_SHED" 1)"
 stop_daemon
+
+# keepalive = "refuse" in the pod: a pool of 50 keep-alive connections at
+# 0.7x for 2 s, then 5x for 5 s, beside 100 idle connections held open.
+# Requests on open connections are refused (the request filter on the
+# node's interface finds the pod's sockets by the id the node's namespace
+# gives the pod's), idle connections are reclaimed (walks run inside the
+# pod's namespace), and every reset the holder saw is one reclaimed.
+IDLE_N=100
+cfg=$(pod_config netns)
+echo 'keepalive = "refuse"' >>"$cfg"
+start_daemon_config "$cfg"
+counter() { es_status | jq "[.classes[].counters.$1] | add"; }
+"${SC_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$TCP_TOOL" hold "$POD_V4" "$PORT" "$IDLE_N" 30 2000 \
+	>"$SC_WORK/hold" 2>"$SC_WORK/hold.err" &
+HOLDER=$!
+LAB_PIDS+=("$HOLDER")
+wait_for --within 10 "the holder's connects to end" grep -q '^opened ' "$SC_WORK/hold"
+load pool --target "$POD_V4" --port "$PORT" --keep-alive --max-connections 50 --poisson \
+	--ramp "0.7x:2s,5x:5s" --capacity 500 --timeout-ms 5000
+refused=$(counter requests_refused)
+reclaimed=$(counter reclaimed)
+kill -USR1 "$HOLDER" 2>/dev/null || true
+wait "$HOLDER" || fail "tcp_tool hold: exit $?: $(cat "$SC_WORK/hold" "$SC_WORK/hold.err")"
+read -r _ _ _ held_open _ held_closed _ held_reset < <(grep '^held ' "$SC_WORK/hold")
+echo "keep-alive pool in the pod: $refused requests refused on open connections, $reclaimed idle" \
+	"connections reclaimed; the holder: $held_open of $IDLE_N still open, $held_closed closed," \
+	"$held_reset reset"
+stop_daemon
+claim "the pod's requests on open connections refused" "$(ge "$refused" 1)"
+claim "the pod's idle connections reclaimed" "$(ge "$reclaimed" 1)"
+claim "every idle connection reset is one reclaimed" "$(is "$held_reset" "$reclaimed")"
+pass "keepalive = refuse in the pod: $refused refused, $reclaimed reclaimed"
 
 # Requests in service in the pod before the daemon starts are counted (the
 # seed walk, run inside the pod's namespace), with the port named by a

@@ -151,7 +151,8 @@ int32_t AttachedDataplane::refusal_netns_id(const config::PortConfig& port) {
 }
 
 Status AttachedDataplane::seed_all(const Interface& iface) {
-  return everywhere(iface.name + ": the seed walk", [&iface](uint32_t) { return iface.seed.run(); });
+  return everywhere(iface.name + ": the seed walk",
+                    [&iface](uint32_t) { return iface.seed.run(); });
 }
 
 void AttachedDataplane::warn_limited(const std::string& key, const std::string& message) {

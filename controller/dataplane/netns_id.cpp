@@ -72,9 +72,11 @@ Result<std::optional<int32_t>> exchange(int sock, const NsidRequest& request, co
       return make_error(std::string(what) + " refused: " + errno_text(-e->error));
     }
     if (h->nlmsg_type != RTM_NEWNSID) continue;
-    const auto* at = reinterpret_cast<const std::byte*>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(rtgenmsg));
+    const auto* at =
+        reinterpret_cast<const std::byte*>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(rtgenmsg));
     int left = static_cast<int>(h->nlmsg_len) - static_cast<int>(NLMSG_SPACE(sizeof(rtgenmsg)));
-    for (const auto* a = reinterpret_cast<const rtattr*>(at); RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+    for (const auto* a = reinterpret_cast<const rtattr*>(at); RTA_OK(a, left);
+         a = RTA_NEXT(a, left)) {
       if (a->rta_type != NETNSA_NSID || RTA_PAYLOAD(a) < sizeof(int32_t)) continue;
       int32_t id = 0;
       std::memcpy(&id, RTA_DATA(a), sizeof(id));

@@ -20,7 +20,7 @@ CMAKE_FLAGS += -DEDGESHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILE
 endif
 
 .PHONY: all deps configure install test test-build test-unit demo bench bench-tools bench-dataplane \
-	bench-synflood bench-refusal bench-saturation bench-overload bench-controller bench-servers bench-cold-gate bench-report clean format \
+	bench-synflood bench-refusal bench-saturation bench-overload bench-controller bench-never-harm-pods bench-servers bench-cold-gate bench-report clean format \
 	fuzz soak lint
 
 all: configure
@@ -134,6 +134,12 @@ bench-overload: $(BENCH_DEP)
 # the quick subset; the other knobs are in tests/bench/bench_servers.sh.
 bench-servers: $(BENCH_DEP)
 	$(BENCH_ENV) bash tests/bench/bench_servers.sh
+
+# The never-harm matrix (tests/netns/test_never_harm.sh) with the service in
+# a pod's namespace behind the node's interface; `make test` runs one case
+# of it (netns.test_never_harm_pod). Long, and not part of `make bench`.
+bench-never-harm-pods: $(BENCH_DEP)
+	$(BENCH_ENV) NEVER_HARM_IN_POD=1 bash tests/netns/test_never_harm.sh
 
 bench-controller: $(BENCH_DEP)
 	@mkdir -p $(BENCH_OUT)/controller

@@ -15,6 +15,8 @@
 namespace edgeshed::daemon {
 
 Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Config& effective) {
+  namespaces_.refresh(effective.ports);
+  const std::vector<IpPrefix> service_routes = namespace_routes();
   for (const auto& iface : cfg.interfaces) {
     AttachOptions opts;
     opts.iface = iface.name;
@@ -38,6 +40,7 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     opts.hash_prefix4 = cfg.dataplane.hash_prefix_v4;
     opts.hash_prefix6 = cfg.dataplane.hash_prefix_v6;
     opts.destinations = cfg.dataplane.destinations;
+    opts.service_routes = service_routes;
     auto attached = attach(opts);
     if (!attached) {
       detach_fresh();
@@ -159,10 +162,9 @@ void AttachedDataplane::warn_limited(const std::string& key, const std::string& 
   namespace_errors_.error(key, message, std::chrono::steady_clock::now().time_since_epoch());
 }
 
-Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& configured) {
-  auto wanted = host_destinations(configured);
-  if (!wanted) return wanted.error();
+std::vector<IpPrefix> AttachedDataplane::namespace_routes() {
   namespace_routes_read_ = std::chrono::steady_clock::now();
+  std::vector<IpPrefix> all;
   for (const auto& ns : namespaces_.present()) {
     std::vector<IpPrefix> routes;
     auto s = run_in_netns(ns.file, ns.inode, [&routes]() -> Status {
@@ -176,12 +178,15 @@ Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& conf
                    "the routes of a service's namespace not followed: " + s.error().message);
       continue;
     }
-    for (const auto& p : routes) {
-      const bool listed = std::any_of(wanted->begin(), wanted->end(),
-                                      [&p](const Destination& d) { return d.prefix == p; });
-      if (!listed) wanted->push_back({p, EDGESHED_DST_LOCAL});
-    }
+    all.insert(all.end(), routes.begin(), routes.end());
   }
+  return all;
+}
+
+Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& configured) {
+  auto wanted = host_destinations(configured);
+  if (!wanted) return wanted.error();
+  add_local_destinations(*wanted, namespace_routes());
   // Read once a second while a service is in a namespace: written on change.
   if (*wanted == destinations_written_) return {};
   for (const auto& iface : interfaces_) {

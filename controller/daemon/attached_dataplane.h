@@ -74,6 +74,8 @@ class AttachedDataplane final : public DataplaneAccess {
   // The port map, the request filter and the seed walk: what a namespace
   // that comes or goes changes.
   Status apply_ports(const std::vector<config::PortConfig>& ports);
+  // The local routes of each service namespace found, read inside it.
+  std::vector<IpPrefix> namespace_routes();
   // The id the request filter finds port's sockets by, where a port that
   // refuses requests serves a container's namespace; -1 otherwise.
   int32_t refusal_netns_id(const config::PortConfig& port);

@@ -278,6 +278,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (!destinations) return destinations.error();
   auto wanted = host_destinations(opts.destinations);
   if (!wanted) return wanted.error();
+  add_local_destinations(*wanted, opts.service_routes);
   if (auto s = destinations->replace(*wanted); !s) return s.error();
   cfg.flags |= EDGESHED_CFG_F_DESTINATIONS;
   cfg.flags &= ~EDGESHED_CFG_F_RX_VLAN_STRIPPED;  // an adopted config's is of its attach

@@ -47,6 +47,10 @@ struct AttachOptions {
   std::optional<std::vector<PortClass>> ports;
   // Destinations decided besides the host's own (dataplane/destinations.h).
   std::vector<IpPrefix> destinations;
+  // The local routes of the services' namespaces (containers'): decided from
+  // the first SYN on, so that a daemon adopting the data plane never
+  // forgets them while it starts.
+  std::vector<IpPrefix> service_routes;
 };
 
 struct Attached {

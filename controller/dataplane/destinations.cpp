@@ -125,12 +125,16 @@ Result<std::vector<Destination>> host_destinations(const std::vector<IpPrefix>& 
   std::vector<Destination> out;
   out.reserve(configured.size() + local->size());
   for (const auto& p : configured) out.push_back({p, EDGESHED_DST_CONFIGURED});
-  for (const auto& p : *local) {
+  add_local_destinations(out, *local);
+  return out;
+}
+
+void add_local_destinations(std::vector<Destination>& out, const std::vector<IpPrefix>& routes) {
+  for (const auto& p : routes) {
     const bool listed =
         std::any_of(out.begin(), out.end(), [&p](const Destination& d) { return d.prefix == p; });
     if (!listed) out.push_back({p, EDGESHED_DST_LOCAL});
   }
-  return out;
 }
 
 Status apply_destinations(const Maps& maps, const DestinationMaps& tries,

@@ -40,6 +40,8 @@ class DestinationMaps {
 // The host's local routes (read now, in the caller's network namespace)
 // and the configured prefixes, as the tries are to hold them.
 Result<std::vector<Destination>> host_destinations(const std::vector<IpPrefix>& configured);
+// Adds each of routes not listed yet to out, as a local destination.
+void add_local_destinations(std::vector<Destination>& out, const std::vector<IpPrefix>& routes);
 
 // Writes destinations into the tries and turns the check on in the config
 // (EDGESHED_CFG_F_DESTINATIONS) once they hold them.

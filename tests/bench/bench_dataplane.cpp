@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -291,6 +292,113 @@ int bench_tracing(const edgeshed::Skeleton& skel, const edgeshed::Maps& maps) {
   return 0;
 }
 
+// One thread's request/response exchanges on one loopback connection: the
+// data is delivered within each send, so nothing blocks and no thread
+// wakes, and an exchange is four syscalls and the stack's work.
+double ns_per_exchange(int client, int server, int exchanges) {
+  char buf[kMessageBytes] = {};
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < exchanges; ++i) {
+    if (send(client, buf, sizeof(buf), MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(buf)) ||
+        recv(server, buf, sizeof(buf), MSG_WAITALL) != static_cast<ssize_t>(sizeof(buf)) ||
+        send(server, buf, sizeof(buf), MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(buf)) ||
+        recv(client, buf, sizeof(buf), MSG_WAITALL) != static_cast<ssize_t>(sizeof(buf))) {
+      std::perror("bench: exchange");
+      std::exit(1);
+    }
+  }
+  const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+  return took.count() / exchanges;
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+// What a socket of a port nobody protects pays for the tracker, with the
+// run-time statistics off (their clock reads are most of a small program's
+// figure above): exchanges on an unprotected loopback connection with
+// nothing attached, with the tracker's programs, and with empty programs on
+// the same tracepoints, in turn over many short rounds, so that the host's
+// drift shifts the three alike. Each round's difference to its own bare
+// run is divided by the tracepoint events of an exchange (counted in a
+// round of their own, statistics on).
+int bench_unprotected(const edgeshed::Skeleton& skel) {
+  constexpr int kCostRounds = 41;
+  constexpr int kCostExchanges = 20000;
+  constexpr int kWarmExchanges = 2000;
+  std::unique_ptr<baseline_tracing_bpf, TracingBaselineDeleter> base(
+      baseline_tracing_bpf__open_and_load());
+  if (!base) {
+    std::fprintf(stderr, "bench: cannot load the tracing baseline programs\n");
+    return 1;
+  }
+  const std::vector<const bpf_program*> tracker = {
+      skel->progs.edgeshed_track, skel->progs.edgeshed_request, skel->progs.edgeshed_response};
+  const std::vector<const bpf_program*> empty = {base->progs.baseline_set_state,
+                                                 base->progs.baseline_data_ready,
+                                                 base->progs.baseline_sendmsg};
+  uint16_t port = 0;
+  Sock listener(listen_loopback(&port));
+  Sock client(connect_loopback(port));
+  Sock server(accept(listener.fd, nullptr, nullptr));
+  if (server.fd < 0) {
+    std::perror("bench: accept");
+    return 1;
+  }
+  double events_per_exchange = 0;
+  {
+    Sock stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
+    Links links;
+    if (stats.fd < 0 || !attach_all(tracker, &links)) return 1;
+    std::vector<ProgStats> before;
+    for (const bpf_program* p : tracker) before.push_back(prog_stats(p));
+    ns_per_exchange(client.fd, server.fd, kCostExchanges);
+    for (size_t i = 0; i < tracker.size(); ++i) {
+      events_per_exchange += static_cast<double>((prog_stats(tracker[i]) - before[i]).run_cnt);
+    }
+    events_per_exchange /= kCostExchanges;
+  }
+  if (events_per_exchange <= 0) {
+    std::fprintf(stderr, "bench: the tracker saw no event of the exchanges\n");
+    return 1;
+  }
+  std::vector<double> bare, with_tracker, with_empty, tracker_added, empty_added;
+  for (int r = 0; r < kCostRounds; ++r) {
+    const auto timed = [&](const std::vector<const bpf_program*>& progs) {
+      Links links;
+      if (!attach_all(progs, &links)) std::exit(1);
+      ns_per_exchange(client.fd, server.fd, kWarmExchanges);
+      return ns_per_exchange(client.fd, server.fd, kCostExchanges);
+    };
+    // The order turns each round: none of the three is always first.
+    double t[3] = {};
+    for (int k = 0; k < 3; ++k) {
+      const int which = (r + k) % 3;
+      t[which] = which == 0 ? timed({}) : timed(which == 1 ? tracker : empty);
+    }
+    bare.push_back(t[0]);
+    with_tracker.push_back(t[1]);
+    with_empty.push_back(t[2]);
+    tracker_added.push_back((t[1] - t[0]) / events_per_exchange);
+    empty_added.push_back((t[2] - t[0]) / events_per_exchange);
+  }
+  std::printf("\nan unprotected socket's cost, statistics off: %d rounds of %d exchanges of %zu "
+              "bytes\non one loopback connection, one thread; %.2f tracepoint events an exchange\n\n",
+              kCostRounds, kCostExchanges, kMessageBytes, events_per_exchange);
+  std::printf("%-40s %10s\n", "attached", "ns/exchange");
+  std::printf("%-40s %10.0f\n", "nothing", median(bare));
+  std::printf("%-40s %10.0f\n", "the tracker (port unprotected)", median(with_tracker));
+  std::printf("%-40s %10.0f\n", "empty programs", median(with_empty));
+  std::printf("\nadded per send or receive, to the same round's bare run: median (quartiles)\n");
+  std::printf("unprotected socket, the tracker: %.1f ns (%.1f to %.1f)\n", median(tracker_added),
+              quantile(tracker_added, 0.25), quantile(tracker_added, 0.75));
+  std::printf("unprotected socket, empty programs: %.1f ns (%.1f to %.1f)\n", median(empty_added),
+              quantile(empty_added, 0.25), quantile(empty_added, 0.75));
+  return 0;
+}
+
 struct Case {
   std::string name;
   Bytes frame;
@@ -448,7 +556,8 @@ int main() {
       "\nratios: to the baseline of the same hook and repeat mode; the kernel reports whole ns\n");
   // Its traffic runs a server thread: std::thread may throw.
   try {
-    return bench_tracing(*skel, maps);
+    if (int rc = bench_tracing(*skel, maps); rc != 0) return rc;
+    return bench_unprotected(*skel);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: tracing programs: %s\n", e.what());
     return 1;

@@ -24,12 +24,61 @@ SERVER_LIFE_S=${SERVER_LIFE_S:-600}
 SV_ALL_PIDS=() # every server process of the lab, stopped with a bounded wait
 SV_PY_ARGS=() # more arguments of the Python servers started next (e.g. --idle-timeout-s 60)
 
-# sv_bg LOG CMD...: CMD in the server namespace at the lab's priority, in the
+SV_NS=$SRV_NS  # where the servers run: the server namespace, or a pod's (sv_in_pod)
+SV_PORT_NETNS= # set by sv_in_pod: the namespace matrix_config's ports name
+
+# The service in a pod: the server namespace is then the node (edgeshed on
+# its interface, as on a node's NIC), and the pod's namespace sits behind a
+# routed veth as CNIs build them (SV_POD_V4; the node's side
+# SV_NODE_POD_V4). The client reaches the pod through the node.
+SV_POD_NS="es-pod-$LAB_ID"
+SV_POD_IF="es-p$LAB_ID" # the pod's veth, the node's side
+SV_NODE_POD_V4=192.0.2.1
+SV_POD_V4=192.0.2.2
+LAB_HOOKS+=('sv_pod_down')
+
+# sv_pod_route: the node forwards, the client routes the pod network through
+# it; once per lab, before the first sv_pod_up.
+sv_pod_route() {
+	in_srv sysctl -qw net.ipv4.ip_forward=1
+	in_cli ip route add "${SV_POD_V4%.*}.0/24" via "$SRV_V4"
+}
+# sv_pod_up: the pod's namespace, its veth and its routes (a new namespace
+# each time: a pod recreated).
+sv_pod_up() {
+	ip netns add "$SV_POD_NS"
+	ip netns exec "$SV_POD_NS" ip link set lo up
+	in_srv ip link add "$SV_POD_IF" type veth peer name eth0 netns "$SV_POD_NS"
+	in_srv ip addr add "$SV_NODE_POD_V4/24" dev "$SV_POD_IF"
+	in_srv ip link set "$SV_POD_IF" up
+	ip netns exec "$SV_POD_NS" ip addr add "$SV_POD_V4/24" dev eth0
+	ip netns exec "$SV_POD_NS" ip link set eth0 up
+	ip netns exec "$SV_POD_NS" ip route add default via "$SV_NODE_POD_V4"
+}
+# sv_pod_down: the pod's processes killed and its namespace deleted (its
+# veth goes with it).
+sv_pod_down() {
+	ip netns pids "$SV_POD_NS" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$SV_POD_NS" 2>/dev/null
+	true
+}
+# sv_in_pod: from now on the servers run in a pod, SRV_V4 is the pod's
+# address (loads, probes, holders and crowds go to it through the node),
+# and every [[port]] of matrix_config names the pod's namespace.
+sv_in_pod() {
+	sv_pod_route
+	sv_pod_up
+	SV_NS=$SV_POD_NS
+	SRV_V4=$SV_POD_V4
+	SV_PORT_NETNS=/run/netns/$SV_POD_NS
+}
+
+# sv_bg LOG CMD...: CMD in the servers' namespace at the lab's priority, in the
 # background; its pid (nice and nsenter exec) in SV_BG, SERVER_PIDS and SV_ALL_PIDS.
 sv_bg() {
 	local log=$1
 	shift
-	"${SC_NICE[@]}" nsenter --net="/run/netns/$SRV_NS" "$@" >>"$log" 2>&1 &
+	"${SC_NICE[@]}" nsenter --net="/run/netns/$SV_NS" "$@" >>"$log" 2>&1 &
 	SV_BG=$!
 	SV_ALL_PIDS+=("$SV_BG")
 	SERVER_PIDS+=("$SV_BG")
@@ -59,12 +108,13 @@ none_alive() {
 # First of the lab's cleanup (its hooks run before it kills LAB_PIDS).
 LAB_HOOKS+=('sv_stop_pids "${SV_ALL_PIDS[@]}"')
 
-# wait_listening ADDR PORT PID LOG: polls a connect from inside the server
+# wait_listening ADDR PORT PID LOG: polls a connect from inside the servers'
 # namespace (loopback upstreams) for up to 10 s; fails with the log if the
 # process exits or never listens.
 wait_listening() {
 	local addr=$1 port=$2 pid=$3 log=$4
-	wait_for --within 10 --alive "$pid" "server on $addr:$port to answer" in_srv "$TCP_TOOL" connect "$addr" "$port" 200
+	wait_for --within 10 --alive "$pid" "server on $addr:$port to answer" \
+		nsenter --net="/run/netns/$SV_NS" "$TCP_TOOL" connect "$addr" "$port" 200
 }
 
 # answers PORT: one GET from the client namespace gets "ok".
@@ -257,7 +307,8 @@ server_cpu_s() {
 
 # matrix_config TEMPLATE PORT [KEY=VALUE...]: render_config with the
 # template's "port = 80" changed to PORT (the benchmark's port is not 80; see
-# bench_lib.sh's SVC_PORT); prints the file's path.
+# bench_lib.sh's SVC_PORT), and after sv_in_pod every [[port]] in the pod's
+# namespace; prints the file's path.
 matrix_config() {
 	local name=$1 port=$2 cfg
 	shift 2
@@ -265,6 +316,10 @@ matrix_config() {
 	if [ "$port" != 80 ]; then
 		sed -i "s/^port = 80\$/port = $port/" "$cfg"
 		grep -q "^port = $port\$" "$cfg" || fail "no port $port in $cfg"
+	fi
+	if [ -n "$SV_PORT_NETNS" ]; then
+		sed -i "/^\[\[port\]\]\$/a netns = \"$SV_PORT_NETNS\"" "$cfg"
+		grep -q "^netns = \"$SV_PORT_NETNS\"\$" "$cfg" || fail "no port's netns in $cfg"
 	fi
 	echo "$cfg"
 }

@@ -66,6 +66,11 @@
 # 20: 1,980 of its 2,000 connections and every request of the load were
 # refused at d8635cc. The claims are all checked and listed before the test
 # fails; the preconditions fail it at once.
+#
+# NEVER_HARM_IN_POD=1: the same with the service in a pod's namespace behind
+# the node's interface, the port naming it (servers_lib.sh's sv_in_pod; `make
+# bench-never-harm-pods`). NEVER_HARM_CASES: the cases run, of "idle
+# busy.100x200ms busy.200x1s busy.50x2s shapes" (all by default).
 source "$(dirname "$0")/servers_lib.sh"
 
 PORT=80
@@ -102,7 +107,7 @@ dp_state() {
 		"normal cap $(jq -r '.classes.normal.inflight_cap // "none"' "$SC_STATE" 2>/dev/null)"
 }
 # Established connections to the service's port, seen from the server.
-srv_established() { ss -N "$SRV_NS" -Htn state established "( sport = :$PORT )" | wc -l; }
+srv_established() { ss -N "$SV_NS" -Htn state established "( sport = :$PORT )" | wc -l; }
 
 # load_figures NAME: FIG_OK FIG_SHED FIG_LOST FIG_P50 FIG_P99 from the CSV.
 load_figures() {
@@ -159,8 +164,16 @@ start_eager() {
 	RATE=$(awk -v c="$CAPACITY" -v f="$2" 'BEGIN { printf "%.0f", f * c }')
 }
 
+CASES=${NEVER_HARM_CASES:-idle busy.100x200ms busy.200x1s busy.50x2s shapes}
+for c in $CASES; do
+	[[ " idle busy.100x200ms busy.200x1s busy.50x2s shapes " == *" $c "* ]] || fail "NEVER_HARM_CASES: no case $c"
+done
 scenario_up
 client_xdp_pass
+if [ -n "${NEVER_HARM_IN_POD:-}" ]; then
+	sv_in_pod
+	echo "the service in a pod: $SV_POD_NS at $SRV_V4, behind the node's $SRV_IF"
+fi
 # The eager server holds 2,000 idle connections and the load's: descriptors
 # (the holder raises its own limit).
 ulimit -Sn "$(ulimit -Hn)"
@@ -169,34 +182,36 @@ ulimit -Sn "$(ulimit -Hn)"
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge $((IDLE_N + 1000)) ] ||
 	fail "descriptor limit $(ulimit -n) is too low for $IDLE_N idle connections and the load"
 
-echo "== 1. idle crowd: $IDLE_N idle connections, eager server 10 slots x 20 ms at 0.7x"
-start_eager cap.eager 0.7
+case_idle() {
+	echo "== 1. idle crowd: $IDLE_N idle connections, eager server 10 slots x 20 ms at 0.7x"
+	start_eager cap.eager 0.7
 
-idle_crowd idle.without "$RATE"
-check_eq "without edgeshed: idle connections established" "$HOLD_EST" "$IDLE_N"
-check_ge "without edgeshed: established on the server side" "$SRV_EST" "$IDLE_N"
-check_eq "without edgeshed: load refused" "$FIG_SHED" 0
-check_eq "without edgeshed: load lost" "$FIG_LOST" 0
-check_eq "without edgeshed: idle connections still open" "$HOLD_OPEN" "$IDLE_N"
-pass "without edgeshed (precondition): $IDLE_N idle connections held open through $RATE/s, nothing refused or lost, admitted p99 $FIG_P99 ms"
-sleep 1 # the crowd's connections close
+	idle_crowd idle.without "$RATE"
+	check_eq "without edgeshed: idle connections established" "$HOLD_EST" "$IDLE_N"
+	check_ge "without edgeshed: established on the server side" "$SRV_EST" "$IDLE_N"
+	check_eq "without edgeshed: load refused" "$FIG_SHED" 0
+	check_eq "without edgeshed: load lost" "$FIG_LOST" 0
+	check_eq "without edgeshed: idle connections still open" "$HOLD_OPEN" "$IDLE_N"
+	pass "without edgeshed (precondition): $IDLE_N idle connections held open through $RATE/s, nothing refused or lost, admitted p99 $FIG_P99 ms"
+	sleep 1 # the crowd's connections close
 
-with_edgeshed
-read -r syn0 shed0 rst0 < <(dp_counts)
-idle_crowd idle.with "$RATE"
-read -r syn1 shed1 rst1 < <(dp_counts)
-echo "idle.with: data plane: $((syn1 - syn0)) SYNs, $((shed1 - shed0)) shed, $((rst1 - rst0)) RST sent; $(dp_state)"
-check_ge "idle.with: SYNs the data plane decided on" $((syn1 - syn0)) $((IDLE_N + FIG_OFFERED))
-claim "idle crowd with edgeshed: $HOLD_REF of $IDLE_N idle connections refused (reset, timed out), want 0" \
-	"$(is "$HOLD_REF" 0)"
-claim "idle crowd with edgeshed, $HOLD_EST idle connections established: $FIG_SHED of $FIG_OFFERED requests at $RATE/s (0.7x) refused, want 0" \
-	"$(is "$FIG_SHED" 0)"
-claim "idle crowd with edgeshed: $FIG_LOST of $FIG_OFFERED requests lost (timeouts, resets, errors), want 0" \
-	"$(is "$FIG_LOST" 0)"
-claim "idle crowd with edgeshed, $HOLD_EST idle connections established (want $IDLE_N): $HOLD_OPEN still open at the end, $HOLD_GONE closed or reset, want none" \
-	"$([ "$HOLD_GONE" = 0 ] && [ "$HOLD_OPEN" = "$HOLD_EST" ] && echo 1 || echo 0)"
-without_edgeshed
-stop_server
+	with_edgeshed
+	read -r syn0 shed0 rst0 < <(dp_counts)
+	idle_crowd idle.with "$RATE"
+	read -r syn1 shed1 rst1 < <(dp_counts)
+	echo "idle.with: data plane: $((syn1 - syn0)) SYNs, $((shed1 - shed0)) shed, $((rst1 - rst0)) RST sent; $(dp_state)"
+	check_ge "idle.with: SYNs the data plane decided on" $((syn1 - syn0)) $((IDLE_N + FIG_OFFERED))
+	claim "idle crowd with edgeshed: $HOLD_REF of $IDLE_N idle connections refused (reset, timed out), want 0" \
+		"$(is "$HOLD_REF" 0)"
+	claim "idle crowd with edgeshed, $HOLD_EST idle connections established: $FIG_SHED of $FIG_OFFERED requests at $RATE/s (0.7x) refused, want 0" \
+		"$(is "$FIG_SHED" 0)"
+	claim "idle crowd with edgeshed: $FIG_LOST of $FIG_OFFERED requests lost (timeouts, resets, errors), want 0" \
+		"$(is "$FIG_LOST" 0)"
+	claim "idle crowd with edgeshed, $HOLD_EST idle connections established (want $IDLE_N): $HOLD_OPEN still open at the end, $HOLD_GONE closed or reset, want none" \
+		"$([ "$HOLD_GONE" = 0 ] && [ "$HOLD_OPEN" = "$HOLD_EST" ] && echo 1 || echo 0)"
+	without_edgeshed
+	stop_server
+}
 
 # busy NAME WORKERS MS: the busy-but-healthy case on refserver (see the top).
 busy() {
@@ -238,9 +253,6 @@ busy() {
 	stop_server
 }
 
-busy busy.100x200ms 100 200
-busy busy.200x1s 200 1000
-busy busy.50x2s 50 2000
 
 # shapes NAME RATE: the long-lived shapes on the eager server (see the top):
 # the crowd's polls and streams, then the load at RATE under them, then the
@@ -282,52 +294,64 @@ shapes() {
 	echo "$name: $CROWD_LINE"
 }
 
-echo "== 3. long polls and server push: $SHAPE_POLLS polls held $SHAPE_POLL_S s, $SHAPE_STREAMS streams, eager server 10 slots x 20 ms at 0.9x"
-start_eager cap.shapes 0.9
+case_shapes() {
+	echo "== 3. long polls and server push: $SHAPE_POLLS polls held $SHAPE_POLL_S s, $SHAPE_STREAMS streams, eager server 10 slots x 20 ms at 0.9x"
+	start_eager cap.shapes 0.9
 
-shapes shapes.without "$RATE"
-check_eq "without edgeshed: load refused" "$FIG_SHED" 0
-check_eq "without edgeshed: load lost" "$FIG_LOST" 0
-check_eq "without edgeshed: polls answered 200" "$CROWD_POLLS_OK" "$SHAPE_POLLS"
-check_eq "without edgeshed: streams alive at the end" "$CROWD_ALIVE" "$SHAPE_STREAMS"
-pass "without edgeshed (precondition): $SHAPE_POLLS long polls answered, $SHAPE_STREAMS streams alive through $RATE/s (0.9x), nothing refused or lost, admitted p99 $FIG_P99 ms"
-sleep 1
+	shapes shapes.without "$RATE"
+	check_eq "without edgeshed: load refused" "$FIG_SHED" 0
+	check_eq "without edgeshed: load lost" "$FIG_LOST" 0
+	check_eq "without edgeshed: polls answered 200" "$CROWD_POLLS_OK" "$SHAPE_POLLS"
+	check_eq "without edgeshed: streams alive at the end" "$CROWD_ALIVE" "$SHAPE_STREAMS"
+	pass "without edgeshed (precondition): $SHAPE_POLLS long polls answered, $SHAPE_STREAMS streams alive through $RATE/s (0.9x), nothing refused or lost, admitted p99 $FIG_P99 ms"
+	sleep 1
 
-with_edgeshed
-start_state_sampler "$SC_WORK/shapes.states"
-read -r syn0 shed0 rst0 < <(dp_counts)
-shapes shapes.with "$RATE"
-read -r syn1 shed1 rst1 < <(dp_counts)
-stop_state_sampler
-echo "shapes.with: halfway through the load: $SHAPE_MID"
-echo "shapes.with: data plane: $((syn1 - syn0)) SYNs, $((shed1 - shed0)) shed, $((rst1 - rst0)) RST sent; $(dp_state);" \
-	"adaptive limit over the run $(awk '{ print $3 }' "$SC_WORK/shapes.states" | sort -n | uniq -c |
-		awk '{ printf "%s%s (%d samples)", n++ ? ", " : "", $2, $1 }')"
-check_ge "shapes.with: SYNs the data plane decided on" $((syn1 - syn0)) $((SHAPE_POLLS + SHAPE_STREAMS + FIG_OFFERED))
-claim "long polls and server push with edgeshed (cold start): $FIG_SHED of $FIG_OFFERED short requests at $RATE/s (0.9x) refused, want 0" \
-	"$(is "$FIG_SHED" 0)"
-claim "long polls and server push with edgeshed: $FIG_LOST of $FIG_OFFERED short requests lost (timeouts, resets, errors), want 0" \
-	"$(is "$FIG_LOST" 0)"
-claim "long polls and server push with edgeshed: $CROWD_POLLS_FAILED of $SHAPE_POLLS long polls failed ($CROWD_POLLS_OK answered 200), want 0" \
-	"$([ "$CROWD_POLLS_FAILED" = 0 ] && [ "$CROWD_POLLS_OK" = "$SHAPE_POLLS" ] && echo 1 || echo 0)"
-claim "long polls and server push with edgeshed: $CROWD_ENDED of $SHAPE_STREAMS streams ended early, $CROWD_ALIVE still receiving at the end, want 0 and $SHAPE_STREAMS" \
-	"$([ "$CROWD_ENDED" = 0 ] && [ "$CROWD_ALIVE" = "$SHAPE_STREAMS" ] && echo 1 || echo 0)"
-if [ "$((shed1 - shed0))" != 0 ]; then
-	# What the daemon saw when its limit first left the open start.
-	echo "shapes.with: the crowd began at +0 ms, the load at +$((SHAPE_LOAD_T0 - SHAPE_T0)) ms; the state" \
-		"samples (ms since the crowd's start, level, adaptive limit, normal cap, response p99 ms) until the limit bound:" \
-		"$(awk -v t0="$SHAPE_T0" '{ printf "%s+%d %s %s %s %s", n++ ? "; " : "", $1 - t0, $2, $3, $4, $5 == "-" ? "-" : sprintf("%.1f", $5) } NR == 1 { open = $3 } $3 != open && ++bound == 3 { exit }' \
-			"$SC_WORK/shapes.states")" >&2
-	echo "shapes.with: the state file at the end: $(jq -c '{level, adaptive_limit, pressure,
-		latency: .latency["80"].response, normal: .classes.normal}' "$SC_STATE")" >&2
-	echo "shapes.with: es_status, class normal: $(es_status | jq -c .classes.normal)" >&2
-fi
-without_edgeshed
-stop_server
+	with_edgeshed
+	start_state_sampler "$SC_WORK/shapes.states"
+	read -r syn0 shed0 rst0 < <(dp_counts)
+	shapes shapes.with "$RATE"
+	read -r syn1 shed1 rst1 < <(dp_counts)
+	stop_state_sampler
+	echo "shapes.with: halfway through the load: $SHAPE_MID"
+	echo "shapes.with: data plane: $((syn1 - syn0)) SYNs, $((shed1 - shed0)) shed, $((rst1 - rst0)) RST sent; $(dp_state);" \
+		"adaptive limit over the run $(awk '{ print $3 }' "$SC_WORK/shapes.states" | sort -n | uniq -c |
+			awk '{ printf "%s%s (%d samples)", n++ ? ", " : "", $2, $1 }')"
+	check_ge "shapes.with: SYNs the data plane decided on" $((syn1 - syn0)) $((SHAPE_POLLS + SHAPE_STREAMS + FIG_OFFERED))
+	claim "long polls and server push with edgeshed (cold start): $FIG_SHED of $FIG_OFFERED short requests at $RATE/s (0.9x) refused, want 0" \
+		"$(is "$FIG_SHED" 0)"
+	claim "long polls and server push with edgeshed: $FIG_LOST of $FIG_OFFERED short requests lost (timeouts, resets, errors), want 0" \
+		"$(is "$FIG_LOST" 0)"
+	claim "long polls and server push with edgeshed: $CROWD_POLLS_FAILED of $SHAPE_POLLS long polls failed ($CROWD_POLLS_OK answered 200), want 0" \
+		"$([ "$CROWD_POLLS_FAILED" = 0 ] && [ "$CROWD_POLLS_OK" = "$SHAPE_POLLS" ] && echo 1 || echo 0)"
+	claim "long polls and server push with edgeshed: $CROWD_ENDED of $SHAPE_STREAMS streams ended early, $CROWD_ALIVE still receiving at the end, want 0 and $SHAPE_STREAMS" \
+		"$([ "$CROWD_ENDED" = 0 ] && [ "$CROWD_ALIVE" = "$SHAPE_STREAMS" ] && echo 1 || echo 0)"
+	if [ "$((shed1 - shed0))" != 0 ]; then
+		# What the daemon saw when its limit first left the open start.
+		echo "shapes.with: the crowd began at +0 ms, the load at +$((SHAPE_LOAD_T0 - SHAPE_T0)) ms; the state" \
+			"samples (ms since the crowd's start, level, adaptive limit, normal cap, response p99 ms) until the limit bound:" \
+			"$(awk -v t0="$SHAPE_T0" '{ printf "%s+%d %s %s %s %s", n++ ? "; " : "", $1 - t0, $2, $3, $4, $5 == "-" ? "-" : sprintf("%.1f", $5) } NR == 1 { open = $3 } $3 != open && ++bound == 3 { exit }' \
+				"$SC_WORK/shapes.states")" >&2
+		echo "shapes.with: the state file at the end: $(jq -c '{level, adaptive_limit, pressure,
+			latency: .latency["80"].response, normal: .classes.normal}' "$SC_STATE")" >&2
+		echo "shapes.with: es_status, class normal: $(es_status | jq -c .classes.normal)" >&2
+	fi
+	without_edgeshed
+	stop_server
+}
+
+for c in $CASES; do
+	case $c in
+	idle) case_idle ;;
+	busy.100x200ms) busy "$c" 100 200 ;;
+	busy.200x1s) busy "$c" 200 1000 ;;
+	busy.50x2s) busy "$c" 50 2000 ;;
+	shapes) case_shapes ;;
+	esac
+done
 
 if [ ${#CLAIMS_FAILED[@]} -gt 0 ]; then
 	echo "--- edgeshed refused or harmed a healthy service (${#CLAIMS_FAILED[@]} claims not met); the preconditions held:" >&2
 	printf '  %s\n' "${CLAIMS_FAILED[@]}" >&2
 	fail "edgeshed with port_only.toml harms a healthy service (${#CLAIMS_FAILED[@]} claims not met)"
 fi
-pass "edgeshed with port_only.toml refuses nothing of a healthy service: idle crowd, busy services (cold start and restart), long polls and server push"
+pass "edgeshed with port_only.toml refuses nothing of a healthy service${NEVER_HARM_IN_POD:+ in a pod}: $CASES"

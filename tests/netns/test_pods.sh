@@ -24,10 +24,8 @@
 source "$(dirname "$0")/servers_lib.sh"
 command -v curl >/dev/null || fail "curl is required"
 
-POD_NS="es-pod-$LAB_ID"
-POD_HOST_IF="es-p$LAB_ID" # the pod's veth, the node's side
-NODE_POD_V4=192.0.2.1
-POD_V4=192.0.2.2
+POD_NS=$SV_POD_NS
+POD_V4=$SV_POD_V4
 # Not 80: `netns = "listener"` searches every namespace of the host, and
 # another may serve 80 on a shared machine.
 PORT=18080
@@ -38,21 +36,12 @@ LAB_HOOKS+=('pod_down')
 pod_down() {
 	[ ${#POD_PIDS[@]} -gt 0 ] && sv_stop_pids "${POD_PIDS[@]}"
 	POD_PIDS=()
-	ip netns pids "$POD_NS" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$POD_NS" 2>/dev/null
-	true
+	sv_pod_down
 }
 
-# pod_up: the pod's namespace, its veth and routes, the refserver in it.
+# pod_up: the pod's namespace (servers_lib.sh's), the refserver in it.
 pod_up() {
-	ip netns add "$POD_NS"
-	ip netns exec "$POD_NS" ip link set lo up
-	in_srv ip link add "$POD_HOST_IF" type veth peer name eth0 netns "$POD_NS"
-	in_srv ip addr add "$NODE_POD_V4/24" dev "$POD_HOST_IF"
-	in_srv ip link set "$POD_HOST_IF" up
-	ip netns exec "$POD_NS" ip addr add "$POD_V4/24" dev eth0
-	ip netns exec "$POD_NS" ip link set eth0 up
-	ip netns exec "$POD_NS" ip route add default via "$NODE_POD_V4"
+	sv_pod_up
 	"${SC_NICE[@]}" nsenter --net="/run/netns/$POD_NS" "$REFSERVER" --port "$PORT" --workers 10 \
 		--service-ms 20 --metrics-port 0 --duration-s 120 >>"$SC_WORK/pod.log" 2>&1 &
 	POD_PIDS+=($!)
@@ -65,8 +54,7 @@ pod_inode() { stat -L -c %i "/run/netns/$POD_NS"; }
 
 scenario_up
 client_xdp_pass
-in_srv sysctl -qw net.ipv4.ip_forward=1
-in_cli ip route add 192.0.2.0/24 via "$SRV_V4"
+sv_pod_route
 pod_up
 
 # offer NAME SECONDS: RATE/s at the pod for SECONDS; FIG_* over the run,

@@ -144,7 +144,8 @@ std::optional<bool> ServiceNamespaces::found(const config::NetnsRef& ref) const 
 
 std::vector<ServiceNamespace> ServiceNamespaces::present() const {
   std::vector<ServiceNamespace> out;
-  for (const auto& [name, ns] : found_) {
+  for (const auto& entry : found_) {
+    const ServiceNamespace& ns = entry.second;
     // Two names of one namespace (a pod's path and its process) are one.
     const bool listed = std::any_of(out.begin(), out.end(),
                                     [&ns](const ServiceNamespace& o) { return o.inode == ns.inode; });

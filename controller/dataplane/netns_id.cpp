@@ -63,7 +63,7 @@ Result<std::optional<int32_t>> exchange(int sock, const NsidRequest& request, co
   const ssize_t n = recv(sock, buf.data(), buf.size(), 0);
   if (n < 0) return make_error(std::string("no answer to ") + what + ": " + errno_text(errno));
   auto len = static_cast<int>(n);
-  for (auto* h = reinterpret_cast<const nlmsghdr*>(buf.data()); NLMSG_OK(h, len);
+  for (const auto* h = reinterpret_cast<const nlmsghdr*>(buf.data()); NLMSG_OK(h, len);
        h = NLMSG_NEXT(h, len)) {
     if (h->nlmsg_type == NLMSG_ERROR) {
       const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));

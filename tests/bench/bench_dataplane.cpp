@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -313,7 +314,7 @@ double ns_per_exchange(int client, int server, int exchanges) {
 
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  return v[static_cast<size_t>(std::lround(q * static_cast<double>(v.size() - 1)))];
 }
 
 // What a socket of a port nobody protects pays for the tracker, with the
@@ -353,6 +354,7 @@ int bench_unprotected(const edgeshed::Skeleton& skel) {
     Links links;
     if (stats.fd < 0 || !attach_all(tracker, &links)) return 1;
     std::vector<ProgStats> before;
+    before.reserve(tracker.size());
     for (const bpf_program* p : tracker) before.push_back(prog_stats(p));
     ns_per_exchange(client.fd, server.fd, kCostExchanges);
     for (size_t i = 0; i < tracker.size(); ++i) {

@@ -112,11 +112,12 @@ Status AttachedDataplane::apply_settings(const config::Config& cfg) {
 Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg_ports) {
   std::vector<PortClass> ports;
   ports.reserve(cfg_ports.size());
-  for (const auto& p : cfg_ports) {
+  refusal_ids_ = refusal_ids(cfg_ports);
+  for (size_t i = 0; i < cfg_ports.size(); ++i) {
+    const auto& p = cfg_ports[i];
     ports.push_back({p.port, static_cast<uint32_t>(p.traffic_class),
                      static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),
-                     static_cast<uint8_t>(p.keepalive), namespaces_.inode_of(p),
-                     refusal_netns_id(p)});
+                     static_cast<uint8_t>(p.keepalive), namespaces_.inode_of(p), refusal_ids_[i]});
   }
   const bool refuse_requests = std::any_of(cfg_ports.begin(), cfg_ports.end(), [](const auto& p) {
     return p.keepalive == EDGESHED_REQUESTS_REFUSE;
@@ -140,10 +141,17 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
   return {};
 }
 
+std::vector<int32_t> AttachedDataplane::refusal_ids(const std::vector<config::PortConfig>& ports) {
+  std::vector<int32_t> ids;
+  ids.reserve(ports.size());
+  for (const auto& p : ports) ids.push_back(refusal_netns_id(p));
+  return ids;
+}
+
 int32_t AttachedDataplane::refusal_netns_id(const config::PortConfig& port) {
   const ServiceNamespace* ns = namespaces_.namespace_of(port);
   if (!ns || port.keepalive != EDGESHED_REQUESTS_REFUSE) return -1;
-  auto id = netns_id_of(ns->file);
+  auto id = netns_id_of(ns->file, ns->inode);
   if (!id) {
     warn_limited("id " + ns->file, "port " + std::to_string(port.port) +
                                        ": no request refused in " + ns->file + ": " +
@@ -208,6 +216,11 @@ Status AttachedDataplane::follow_namespaces(const config::Config& cfg) {
   if (namespaces_.present().empty() ||
       std::chrono::steady_clock::now() - namespace_routes_read_ < kAddressesEvery) {
     return {};
+  }
+  // A namespace's id may come late (none could be had) or anew (a pod
+  // replaced under the same inode number): checked with its addresses.
+  if (refusal_ids(cfg.ports) != refusal_ids_) {
+    if (auto s = apply_ports(cfg.ports); !s) return s;
   }
   return refresh_destinations(cfg.dataplane.destinations);
 }

@@ -79,6 +79,7 @@ class AttachedDataplane final : public DataplaneAccess {
   // The id the request filter finds port's sockets by, where a port that
   // refuses requests serves a container's namespace; -1 otherwise.
   int32_t refusal_netns_id(const config::PortConfig& port);
+  std::vector<int32_t> refusal_ids(const std::vector<config::PortConfig>& ports);
   // The seed walk, here and in each service namespace: a walk sees its opener's.
   Status seed_all(const Interface& iface);
   // work(0) here, then work(inode) on a thread inside each service
@@ -92,6 +93,7 @@ class AttachedDataplane final : public DataplaneAccess {
   std::vector<Interface> interfaces_;
   ServiceNamespaces namespaces_;
   bool ports_pending_ = false;  // the last apply_ports failed
+  std::vector<int32_t> refusal_ids_;  // of the ports apply_ports wrote last
   std::chrono::steady_clock::time_point namespace_routes_read_{};
   std::vector<Destination> destinations_written_;
   LogLimiter namespace_errors_{std::chrono::seconds(10)};

@@ -71,7 +71,8 @@ Result<ServiceNamespace> resolve_netns(const config::NetnsRef& ref) {
 }
 
 Result<ServiceNamespace> ServiceNamespaces::resolve(const config::NetnsRef& ref,
-                                                    const std::string& name, Clock::time_point now) {
+                                                    const std::string& name,
+                                                    Clock::time_point now) {
   // A listener is searched for over every process of the host: at most once
   // a second, and in between only checked to be where it was.
   constexpr auto kSearchEvery = std::chrono::seconds(1);
@@ -124,16 +125,24 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports,
   return changed;
 }
 
+uint32_t ServiceNamespaces::own_netns_inode() {
+  struct stat st {};
+  return ::stat("/proc/self/ns/net", &st) == 0 ? static_cast<uint32_t>(st.st_ino) : 0;
+}
+
 uint32_t ServiceNamespaces::inode_of(const config::PortConfig& port) const {
   if (!port.netns) return 0;
-  const ServiceNamespace* ns = namespace_of(port);
-  return ns ? ns->inode : EDGESHED_NETNS_NONE;
+  const auto it = found_.find(port.netns->describe());
+  if (it == found_.end()) return EDGESHED_NETNS_NONE;
+  return it->second.inode == own_inode_ ? 0 : it->second.inode;
 }
 
 const ServiceNamespace* ServiceNamespaces::namespace_of(const config::PortConfig& port) const {
   if (!port.netns) return nullptr;
   const auto it = found_.find(port.netns->describe());
-  return it == found_.end() || it->second.inode == EDGESHED_NETNS_NONE ? nullptr : &it->second;
+  const bool elsewhere = it != found_.end() && it->second.inode != EDGESHED_NETNS_NONE &&
+                         it->second.inode != own_inode_;
+  return elsewhere ? &it->second : nullptr;
 }
 
 std::optional<bool> ServiceNamespaces::found(const config::NetnsRef& ref) const {
@@ -147,9 +156,9 @@ std::vector<ServiceNamespace> ServiceNamespaces::present() const {
   for (const auto& entry : found_) {
     const ServiceNamespace& ns = entry.second;
     // Two names of one namespace (a pod's path and its process) are one.
-    const bool listed = std::any_of(out.begin(), out.end(),
-                                    [&ns](const ServiceNamespace& o) { return o.inode == ns.inode; });
-    if (ns.inode != EDGESHED_NETNS_NONE && !listed) out.push_back(ns);
+    const bool listed = std::any_of(
+        out.begin(), out.end(), [&ns](const ServiceNamespace& o) { return o.inode == ns.inode; });
+    if (ns.inode != EDGESHED_NETNS_NONE && ns.inode != own_inode_ && !listed) out.push_back(ns);
   }
   return out;
 }

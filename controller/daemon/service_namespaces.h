@@ -34,22 +34,26 @@ class ServiceNamespaces {
   // Resolves the namespace of every port that names one; true when one is
   // not where the last call found it. Logs each change.
   bool refresh(const std::vector<config::PortConfig>& ports, Clock::time_point at = Clock::now());
-  // What the port's map entry names: 0 for the interface's namespace,
-  // EDGESHED_NETNS_NONE while the port's namespace is gone.
+  // What the port's map entry names: 0 for the interface's namespace (the
+  // daemon's, also where a port names it, as a host network pod's listener
+  // would), EDGESHED_NETNS_NONE while the port's namespace is gone.
   uint32_t inode_of(const config::PortConfig& port) const;
-  // Where port's service runs now; none for the interface's namespace and
+  // Where port's service runs now; none in the interface's namespace and
   // while the port's is gone.
   const ServiceNamespace* namespace_of(const config::PortConfig& port) const;
   // Whether ref's namespace was found at the last refresh; none when no
   // configured port names it.
   std::optional<bool> found(const config::NetnsRef& ref) const;
-  // Each namespace found, once, for work done inside it.
+  // Each namespace found but the daemon's own, once, for work done inside it.
   std::vector<ServiceNamespace> present() const;
 
  private:
   Result<ServiceNamespace> resolve(const config::NetnsRef& ref, const std::string& name,
                                    Clock::time_point now);
 
+  // The daemon's (and its interfaces') network namespace.
+  uint32_t own_inode_ = own_netns_inode();
+  static uint32_t own_netns_inode();
   // By NetnsRef::describe(); inode EDGESHED_NETNS_NONE: gone.
   std::map<std::string, ServiceNamespace> found_;
   // When each listener was last searched for.

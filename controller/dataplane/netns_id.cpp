@@ -5,6 +5,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -89,9 +90,16 @@ Result<std::optional<int32_t>> exchange(int sock, const NsidRequest& request, co
 
 }  // namespace
 
-Result<int32_t> netns_id_of(const std::string& ns_file) {
+Result<int32_t> netns_id_of(const std::string& ns_file, uint32_t inode) {
   Fd ns(open(ns_file.c_str(), O_RDONLY | O_CLOEXEC));
   if (!ns.valid()) return make_error("cannot open " + ns_file + ": " + errno_text(errno));
+  struct stat st {};
+  if (fstat(ns.get(), &st) != 0)
+    return make_error("cannot stat " + ns_file + ": " + errno_text(errno));
+  if (st.st_ino != inode) {
+    return make_error(ns_file + " is net:[" + std::to_string(st.st_ino) + "] by now, not net:[" +
+                      std::to_string(inode) + "]");
+  }
   Fd sock(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
   if (!sock.valid()) return make_error("cannot open a route netlink socket: " + errno_text(errno));
   const auto get = [&]() -> Result<int32_t> {

@@ -12,7 +12,9 @@
 
 namespace edgeshed {
 
-// ns_file: an nsfs file of the namespace (/proc/PID/ns/net, /run/netns/NAME).
-Result<int32_t> netns_id_of(const std::string& ns_file);
+// ns_file: an nsfs file of the namespace (/proc/PID/ns/net, /run/netns/NAME);
+// an error, and no id given, when it opens another namespace than inode by
+// now (a pid reused since it was resolved).
+Result<int32_t> netns_id_of(const std::string& ns_file, uint32_t inode);
 
 }  // namespace edgeshed

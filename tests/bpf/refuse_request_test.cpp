@@ -232,15 +232,16 @@ TEST_P(RefuseRequestTest, AContainersConnectionIsFoundByItsNamespacesId) {
   Fd listener = sockets().listen_on(&port);
   ASSERT_EQ(setns(home.get(), CLONE_NEWNET), 0);
   const std::string pod_file = "/proc/self/fd/" + std::to_string(pod_ns.get());
-  const auto id = netns_id_of(pod_file);
-  ASSERT_TRUE(id) << id.error().message;
-  EXPECT_GE(*id, 0);
-  const auto again = netns_id_of(pod_file);
-  ASSERT_TRUE(again) << again.error().message;
-  EXPECT_EQ(*again, *id) << "asked again, the same id";
   struct stat st {};
   ASSERT_EQ(fstat(pod_ns.get(), &st), 0);
   const auto pod_inode = static_cast<uint32_t>(st.st_ino);
+  const auto id = netns_id_of(pod_file, pod_inode);
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_GE(*id, 0);
+  const auto again = netns_id_of(pod_file, pod_inode);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *id) << "asked again, the same id";
+  EXPECT_FALSE(netns_id_of(pod_file, pod_inode + 1)) << "another namespace by now";
   const auto protect = [&](int32_t netns_id) {
     ASSERT_TRUE(dp_.maps().set_ports({{port, EDGESHED_CLASS_NORMAL, EDGESHED_PORT_TCP,
                                        EDGESHED_REQUESTS_REFUSE, pod_inode, netns_id}}));

@@ -125,9 +125,9 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports,
   return changed;
 }
 
-uint32_t ServiceNamespaces::own_netns_inode() {
+ServiceNamespaces::ServiceNamespaces() {
   struct stat st {};
-  return ::stat("/proc/self/ns/net", &st) == 0 ? static_cast<uint32_t>(st.st_ino) : 0;
+  own_inode_ = ::stat("/proc/self/ns/net", &st) == 0 ? static_cast<uint32_t>(st.st_ino) : 0;
 }
 
 uint32_t ServiceNamespaces::inode_of(const config::PortConfig& port) const {

@@ -31,6 +31,8 @@ class ServiceNamespaces {
  public:
   using Clock = std::chrono::steady_clock;
 
+  ServiceNamespaces();
+
   // Resolves the namespace of every port that names one; true when one is
   // not where the last call found it. Logs each change.
   bool refresh(const std::vector<config::PortConfig>& ports, Clock::time_point at = Clock::now());
@@ -52,8 +54,7 @@ class ServiceNamespaces {
                                    Clock::time_point now);
 
   // The daemon's (and its interfaces') network namespace.
-  uint32_t own_inode_ = own_netns_inode();
-  static uint32_t own_netns_inode();
+  uint32_t own_inode_;
   // By NetnsRef::describe(); inode EDGESHED_NETNS_NONE: gone.
   std::map<std::string, ServiceNamespace> found_;
   // When each listener was last searched for.

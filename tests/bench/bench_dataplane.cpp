@@ -213,24 +213,22 @@ std::vector<ProgStats> measure(const std::vector<const bpf_program*>& progs, uin
   return out;
 }
 
+// The tracker's three tracing programs, and empty ones on the same
+// tracepoints (the reference of both tracing benchmarks).
+struct TracingPrograms {
+  std::vector<const bpf_program*> tracker;
+  std::vector<const bpf_program*> empty;
+};
+
 // The tracing programs' ns per event, from the kernel's run-time statistics,
 // on the same traffic three times: to a protected port, to an unprotected
 // one (every event leaves at the first checks), and with empty programs on
 // the same tracepoints. The kernel counts every event of the host (client
 // sockets too, which leave early), so the cost per measured sample is the
 // difference of the first two runs over the samples.
-int bench_tracing(const edgeshed::Skeleton& skel, const edgeshed::Maps& maps) {
-  std::unique_ptr<baseline_tracing_bpf, TracingBaselineDeleter> base(
-      baseline_tracing_bpf__open_and_load());
-  if (!base) {
-    std::fprintf(stderr, "bench: cannot load the tracing baseline programs\n");
-    return 1;
-  }
-  const std::vector<const bpf_program*> progs = {
-      skel->progs.edgeshed_track, skel->progs.edgeshed_request, skel->progs.edgeshed_response};
-  const std::vector<const bpf_program*> empty = {base->progs.baseline_set_state,
-                                                 base->progs.baseline_data_ready,
-                                                 base->progs.baseline_sendmsg};
+int bench_tracing(const TracingPrograms& tracing, const edgeshed::Maps& maps) {
+  const std::vector<const bpf_program*>& progs = tracing.tracker;
+  const std::vector<const bpf_program*>& empty = tracing.empty;
   const std::array<const char*, 3> names = {"in-flight tracker (inet_sock_set_state)",
                                             "request timer (sk_data_ready)",
                                             "response timer (tcp_sendmsg_locked)"};
@@ -325,21 +323,12 @@ double quantile(std::vector<double> v, double q) {
 // drift shifts the three alike. Each round's difference to its own bare
 // run is divided by the tracepoint events of an exchange (counted in a
 // round of their own, statistics on).
-int bench_unprotected(const edgeshed::Skeleton& skel) {
+int bench_unprotected(const TracingPrograms& tracing) {
   constexpr int kCostRounds = 41;
   constexpr int kCostExchanges = 20000;
   constexpr int kWarmExchanges = 2000;
-  std::unique_ptr<baseline_tracing_bpf, TracingBaselineDeleter> base(
-      baseline_tracing_bpf__open_and_load());
-  if (!base) {
-    std::fprintf(stderr, "bench: cannot load the tracing baseline programs\n");
-    return 1;
-  }
-  const std::vector<const bpf_program*> tracker = {
-      skel->progs.edgeshed_track, skel->progs.edgeshed_request, skel->progs.edgeshed_response};
-  const std::vector<const bpf_program*> empty = {base->progs.baseline_set_state,
-                                                 base->progs.baseline_data_ready,
-                                                 base->progs.baseline_sendmsg};
+  const std::vector<const bpf_program*>& tracker = tracing.tracker;
+  const std::vector<const bpf_program*>& empty = tracing.empty;
   uint16_t port = 0;
   Sock listener(listen_loopback(&port));
   Sock client(connect_loopback(port));
@@ -386,9 +375,10 @@ int bench_unprotected(const edgeshed::Skeleton& skel) {
     tracker_added.push_back((t[1] - t[0]) / events_per_exchange);
     empty_added.push_back((t[2] - t[0]) / events_per_exchange);
   }
-  std::printf("\nan unprotected socket's cost, statistics off: %d rounds of %d exchanges of %zu "
-              "bytes\non one loopback connection, one thread; %.2f tracepoint events an exchange\n\n",
-              kCostRounds, kCostExchanges, kMessageBytes, events_per_exchange);
+  std::printf(
+      "\nan unprotected socket's cost, statistics off: %d rounds of %d exchanges of %zu "
+      "bytes\non one loopback connection, one thread; %.2f tracepoint events an exchange\n\n",
+      kCostRounds, kCostExchanges, kMessageBytes, events_per_exchange);
   std::printf("%-40s %10s\n", "attached", "ns/exchange");
   std::printf("%-40s %10.0f\n", "nothing", median(bare));
   std::printf("%-40s %10.0f\n", "the tracker (port unprotected)", median(with_tracker));
@@ -557,9 +547,20 @@ int main() {
   std::printf(
       "\nratios: to the baseline of the same hook and repeat mode; the kernel reports whole ns\n");
   // Its traffic runs a server thread: std::thread may throw.
+  std::unique_ptr<baseline_tracing_bpf, TracingBaselineDeleter> tracing_base(
+      baseline_tracing_bpf__open_and_load());
+  if (!tracing_base) {
+    std::fprintf(stderr, "bench: cannot load the tracing baseline programs\n");
+    return 1;
+  }
+  const TracingPrograms tracing = {
+      {(*skel)->progs.edgeshed_track, (*skel)->progs.edgeshed_request,
+       (*skel)->progs.edgeshed_response},
+      {tracing_base->progs.baseline_set_state, tracing_base->progs.baseline_data_ready,
+       tracing_base->progs.baseline_sendmsg}};
   try {
-    if (int rc = bench_tracing(*skel, maps); rc != 0) return rc;
-    return bench_unprotected(*skel);
+    if (int rc = bench_tracing(tracing, maps); rc != 0) return rc;
+    return bench_unprotected(tracing);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: tracing programs: %s\n", e.what());
     return 1;

@@ -60,28 +60,37 @@ NsidRequest nsid_request(uint16_t type, int ns_fd, std::optional<int32_t> id) {
 Result<std::optional<int32_t>> exchange(int sock, const NsidRequest& request, const char* what) {
   if (send(sock, request.bytes.data(), request.size, 0) != static_cast<ssize_t>(request.size))
     return make_error(std::string("cannot send ") + what + ": " + errno_text(errno));
-  alignas(nlmsghdr) std::array<std::byte, 4096> buf{};
+  std::array<std::byte, 4096> buf{};
   const ssize_t n = recv(sock, buf.data(), buf.size(), 0);
   if (n < 0) return make_error(std::string("no answer to ") + what + ": " + errno_text(errno));
-  auto len = static_cast<int>(n);
-  for (const auto* h = reinterpret_cast<const nlmsghdr*>(buf.data()); NLMSG_OK(h, len);
-       h = NLMSG_NEXT(h, len)) {
-    if (h->nlmsg_type == NLMSG_ERROR) {
-      const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-      if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e))) break;
-      if (e->error == 0) return std::optional<int32_t>();
-      return make_error(std::string(what) + " refused: " + errno_text(-e->error));
+  const auto total = static_cast<size_t>(n);
+  // Each message and attribute bounded by what came before it is read.
+  for (size_t off = 0; off + sizeof(nlmsghdr) <= total;) {
+    nlmsghdr h{};
+    std::memcpy(&h, buf.data() + off, sizeof(h));
+    if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > total - off) break;
+    const std::byte* data = buf.data() + off + NLMSG_HDRLEN;
+    const size_t data_len = h.nlmsg_len - NLMSG_HDRLEN;
+    off += NLMSG_ALIGN(h.nlmsg_len);
+    if (h.nlmsg_type == NLMSG_ERROR) {
+      nlmsgerr e{};
+      if (data_len < sizeof(e)) break;
+      std::memcpy(&e, data, sizeof(e));
+      if (e.error == 0) return std::optional<int32_t>();
+      return make_error(std::string(what) + " refused: " + errno_text(-e.error));
     }
-    if (h->nlmsg_type != RTM_NEWNSID) continue;
-    const auto* at =
-        reinterpret_cast<const std::byte*>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(rtgenmsg));
-    int left = static_cast<int>(h->nlmsg_len) - static_cast<int>(NLMSG_SPACE(sizeof(rtgenmsg)));
-    for (const auto* a = reinterpret_cast<const rtattr*>(at); RTA_OK(a, left);
-         a = RTA_NEXT(a, left)) {
-      if (a->rta_type != NETNSA_NSID || RTA_PAYLOAD(a) < sizeof(int32_t)) continue;
-      int32_t id = 0;
-      std::memcpy(&id, RTA_DATA(a), sizeof(id));
-      return std::optional<int32_t>(id);
+    if (h.nlmsg_type != RTM_NEWNSID) continue;
+    for (size_t at = NLMSG_ALIGN(sizeof(rtgenmsg)); at + sizeof(rtattr) <= data_len;) {
+      rtattr a{};
+      std::memcpy(&a, data + at, sizeof(a));
+      const auto attr_len = static_cast<size_t>(a.rta_len);
+      if (attr_len < sizeof(rtattr) || attr_len > data_len - at) break;
+      if (a.rta_type == NETNSA_NSID && attr_len >= RTA_LENGTH(sizeof(int32_t))) {
+        int32_t id = 0;
+        std::memcpy(&id, data + at + RTA_LENGTH(0), sizeof(id));
+        return std::optional<int32_t>(id);
+      }
+      at += RTA_ALIGN(attr_len);
     }
     return make_error(std::string(what) + ": the answer holds no id");
   }

@@ -126,8 +126,8 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports,
 }
 
 ServiceNamespaces::ServiceNamespaces() {
-  struct stat st {};
-  own_inode_ = ::stat("/proc/self/ns/net", &st) == 0 ? static_cast<uint32_t>(st.st_ino) : 0;
+  const auto own = inspect("/proc/self/ns/net");
+  own_inode_ = own ? own->inode : 0;
 }
 
 uint32_t ServiceNamespaces::inode_of(const config::PortConfig& port) const {

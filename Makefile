@@ -140,6 +140,7 @@ bench-servers: $(BENCH_DEP)
 # of it (netns.test_never_harm_pod). Long, and not part of `make bench`.
 bench-never-harm-pods: $(BENCH_DEP)
 	$(BENCH_ENV) NEVER_HARM_IN_POD=1 bash tests/netns/test_never_harm.sh
+	$(BENCH_ENV) NEVER_HARM_IN_POD=cgroup bash tests/netns/test_never_harm.sh
 
 bench-controller: $(BENCH_DEP)
 	@mkdir -p $(BENCH_OUT)/controller

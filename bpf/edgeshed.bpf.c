@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "cgroup_timers.bpf.h"
 #include "decide.bpf.h"
 #include "latency.bpf.h"
 #include "maps.bpf.h"
@@ -263,15 +264,31 @@ SEC("tp_btf/sk_data_ready")
 int BPF_PROG(edgeshed_request, struct sock *sk)
 {
 	if (sk->sk_protocol == IPPROTO_TCP)
-		request_arrived(sk, 0);
+		request_arrived(sk, 0, EDGESHED_TIMERS_TRACEPOINTS);
 	return 0;
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(edgeshed_response, struct sock *sk)
 {
-	request_answered(sk);
+	request_answered(sk, EDGESHED_TIMERS_TRACEPOINTS);
 	return 0;
+}
+
+/* The same timers on a cgroup's sockets only (cgroup_timers.bpf.h), for
+ * the ports timed there. Both always allow the segment. */
+SEC("cgroup_skb/ingress")
+int edgeshed_request_cg(struct __sk_buff *skb)
+{
+	cgroup_request_bytes(skb);
+	return 1;
+}
+
+SEC("cgroup_skb/egress")
+int edgeshed_response_cg(struct __sk_buff *skb)
+{
+	cgroup_answer_sent(skb);
+	return 1;
 }
 
 /* Idle connections of the ports that reclaim them (reclaim_idle.bpf.h):

@@ -128,6 +128,31 @@ static __always_inline void request_drop(struct edgeshed_sk_state *st)
 	age_leave(st->port, st->class_id, start);
 }
 
+/* Whether st's port is timed by `timers` (enum edgeshed_port_timers);
+ * EDGESHED_NUM_PORT_TIMERS: by whoever asks (the seed walk). */
+static __always_inline int timed_by(const struct edgeshed_sk_state *st,
+				    __u32 timers)
+{
+	struct edgeshed_port *p;
+	__u32 key = st->port;
+
+	if (timers == EDGESHED_NUM_PORT_TIMERS)
+		return 1;
+	p = bpf_map_lookup_elem(&es_ports, &key);
+	return p && p->timers == timers;
+}
+
+/* A request enters service on a connection with none in service. */
+static __always_inline void request_start(struct edgeshed_sk_state *st)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (__sync_val_compare_and_swap(&st->request_ns, 0, now) == 0) {
+		st->untimed = 0;
+		request_enter(st, now);
+	}
+}
+
 /*
  * A request enters service when request bytes are queued for the server on a
  * tracked connection that has none in service (see abi.h). Every path here
@@ -135,13 +160,13 @@ static __always_inline void request_drop(struct edgeshed_sk_state *st)
  * owner's sends and state changes, the iterator), so the atomics only keep
  * each count exact against a second tracker during an upgrade.
  */
-static __always_inline void request_arrived(struct sock *sk, int read_too)
+static __always_inline void request_arrived(struct sock *sk, int read_too,
+					    __u32 timers)
 {
 	struct edgeshed_sk_state *st;
-	__u64 now;
 
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-	if (!st || !st->counted)
+	if (!st || !st->counted || !timed_by(st, timers))
 		return;
 	if (st->request_ns) {
 		/* A FIN, or bytes the server already read, is no overlap. */
@@ -151,11 +176,7 @@ static __always_inline void request_arrived(struct sock *sk, int read_too)
 	}
 	if (!tcp_unread(sk) && !(read_too && read_unanswered(sk)))
 		return;
-	now = bpf_ktime_get_ns();
-	if (__sync_val_compare_and_swap(&st->request_ns, 0, now) == 0) {
-		st->untimed = 0;
-		request_enter(st, now);
-	}
+	request_start(st);
 }
 
 /*
@@ -250,7 +271,7 @@ static __always_inline void seed_socket(struct sock *sk)
 	if (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
 	    sk->__sk_common.skc_state == TCP_CLOSE_WAIT) {
 		count_socket(sk, 0);
-		request_arrived(sk, 1);
+		request_arrived(sk, 1, EDGESHED_NUM_PORT_TIMERS);
 	}
 }
 
@@ -274,14 +295,11 @@ static __always_inline void seed_socket(struct sock *sk)
  * before this send and is still unread stays in service, untimed: its
  * arrival was not seen on its own.
  */
-static __always_inline void request_answered(struct sock *sk)
+static __always_inline void request_answer(struct sock *sk,
+					   struct edgeshed_sk_state *st)
 {
-	struct edgeshed_sk_state *st;
 	__u64 start, now;
 
-	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
-	if (!st || !st->request_ns)
-		return;
 	now = bpf_ktime_get_ns();
 	if (tcp_unread(sk)) {
 		start = __sync_lock_test_and_set(&st->request_ns, now);
@@ -303,6 +321,15 @@ static __always_inline void request_answered(struct sock *sk)
 		latency_record(st, EDGESHED_LATENCY_RESPONSE, now - start);
 	live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id, -1);
 	age_leave(st->port, st->class_id, start);
+}
+
+static __always_inline void request_answered(struct sock *sk, __u32 timers)
+{
+	struct edgeshed_sk_state *st;
+
+	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
+	if (st && st->request_ns && timed_by(st, timers))
+		request_answer(sk, st);
 }
 
 #endif /* EDGESHED_REQUEST_TRACKER_BPF_H */

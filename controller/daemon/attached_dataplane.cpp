@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/names.h"
 #include "config/signal_table.h"
@@ -51,7 +52,8 @@ Status AttachedDataplane::attach_all(const config::Config& cfg, const config::Co
     if (!attached->xdp_way.empty()) spdlog::info("{}: {}", iface.name, attached->xdp_way);
     interfaces_.push_back({iface.name, std::move(attached->maps), std::move(attached->seed),
                            std::move(attached->requests), std::move(attached->idle),
-                           std::move(attached->destinations), attached->adopted});
+                           std::move(attached->timers), std::move(attached->destinations),
+                           attached->adopted});
   }
   if (auto s = apply_settings(effective); !s) {
     detach_fresh();
@@ -132,12 +134,86 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
                         ": keepalive = \"reclaim\" and \"refuse\" need bpf_sock_destroy() "
                         "(Linux 6.5) and the kernel's request accounting (6.11)");
     }
+    const auto timers = link_timers(iface, cfg_ports);
+    for (size_t i = 0; i < ports.size(); ++i) ports[i].timers = timers[i];
     if (auto s = iface.maps.set_ports(ports); !s) return s;
+    if (auto s = unlink_unused_timers(iface, cfg_ports, timers); !s) return s;
     if (auto s = iface.requests.set(refuse_requests, iface.maps); !s) return s;
     // A port protected from now on has connections the tracker never saw open.
     if (auto s = seed_all(iface); !s) return s;
   }
   ports_pending_ = false;
+  return {};
+}
+
+namespace {
+
+// The cgroup folder whose sockets time port's requests, if any: a TCP
+// port's that names its service by cgroup.
+const std::string* timing_cgroup(const config::PortConfig& port) {
+  if (port.protocol != config::Protocol::kTcp || !port.netns ||
+      port.netns->kind != config::NetnsRef::Kind::kCgroup) {
+    return nullptr;
+  }
+  return &port.netns->path;
+}
+
+}  // namespace
+
+std::vector<uint8_t> AttachedDataplane::link_timers(Interface& iface,
+                                                    const std::vector<config::PortConfig>& ports) {
+  std::vector<uint8_t> timers(ports.size(), EDGESHED_TIMERS_TRACEPOINTS);
+  if (!iface.timers.supported()) return timers;
+  bool tracepoints = false;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const std::string* cgroup = timing_cgroup(ports[i]);
+    if (!cgroup) {
+      tracepoints = tracepoints || ports[i].protocol == config::Protocol::kTcp;
+      continue;
+    }
+    if (auto s = iface.timers.link_cgroup(*cgroup); !s) {
+      warn_limited("timers " + *cgroup,
+                   iface.name + ": port " + std::to_string(ports[i].port) +
+                       ": requests timed at the tracepoints instead: " + s.error().message);
+      tracepoints = true;
+      continue;
+    }
+    timers[i] = EDGESHED_TIMERS_CGROUP;
+  }
+  if (tracepoints && !iface.timers.tracepoints_linked()) {
+    if (auto s = iface.timers.link_tracepoints(); !s) {
+      warn_limited("timers", iface.name + ": " + s.error().message);
+    } else {
+      spdlog::info(
+          "{}: request timers linked to the tracepoints (sk_data_ready, "
+          "tcp_sendmsg_locked): a protected TCP port is not timed at a cgroup",
+          iface.name);
+    }
+  }
+  return timers;
+}
+
+Status AttachedDataplane::unlink_unused_timers(Interface& iface,
+                                               const std::vector<config::PortConfig>& ports,
+                                               const std::vector<uint8_t>& timers) {
+  if (!iface.timers.supported()) return {};
+  std::set<std::string> cgroups;
+  bool tracepoints = false;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (timers[i] == EDGESHED_TIMERS_CGROUP) {
+      cgroups.insert(*timing_cgroup(ports[i]));
+    } else {
+      tracepoints = tracepoints || ports[i].protocol == config::Protocol::kTcp;
+    }
+  }
+  if (auto s = iface.timers.unlink_cgroups_but(cgroups); !s) return s;
+  if (tracepoints || !iface.timers.tracepoints_linked()) return {};
+  if (auto s = iface.timers.unlink_tracepoints(); !s) return s;
+  spdlog::info(
+      "{}: request timers unlinked from the tracepoints: every protected TCP port is "
+      "timed at its cgroup, so the host's other sockets pay nothing for a send or a "
+      "receive",
+      iface.name);
   return {};
 }
 

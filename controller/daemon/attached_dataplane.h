@@ -19,6 +19,7 @@
 #include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
 #include "dataplane/request_filter.h"
+#include "dataplane/request_timers.h"
 
 namespace edgeshed::daemon {
 
@@ -68,6 +69,7 @@ class AttachedDataplane final : public DataplaneAccess {
     InflightSeed seed;
     RequestFilter requests;
     IdleConnections idle;
+    RequestTimers timers;
     DestinationMaps destinations;
     bool adopted;  // attached before this daemon started
   };
@@ -76,6 +78,13 @@ class AttachedDataplane final : public DataplaneAccess {
   Status apply_ports(const std::vector<config::PortConfig>& ports);
   // The local routes of each service namespace found, read inside it.
   std::vector<IpPrefix> namespace_routes();
+  // Links the timers each port needs on iface (a TCP port named by its
+  // cgroup is timed there, any other at the tracepoints), and says which
+  // times each port: written into the port map after.
+  std::vector<uint8_t> link_timers(Interface& iface, const std::vector<config::PortConfig>& ports);
+  // Unlinks what no port of the map just written needs.
+  Status unlink_unused_timers(Interface& iface, const std::vector<config::PortConfig>& ports,
+                              const std::vector<uint8_t>& timers);
   // The id the request filter finds port's sockets by, where a port that
   // refuses requests serves a container's namespace; -1 otherwise.
   int32_t refusal_netns_id(const config::PortConfig& port);
@@ -92,7 +101,7 @@ class AttachedDataplane final : public DataplaneAccess {
 
   std::vector<Interface> interfaces_;
   ServiceNamespaces namespaces_;
-  bool ports_pending_ = false;  // the last apply_ports failed
+  bool ports_pending_ = false;        // the last apply_ports failed
   std::vector<int32_t> refusal_ids_;  // of the ports apply_ports wrote last
   std::chrono::steady_clock::time_point namespace_routes_read_{};
   std::vector<Destination> destinations_written_;

@@ -31,9 +31,8 @@ namespace {
 constexpr std::chrono::milliseconds kLockPoll{10};
 constexpr const char* kXdpLinkPin = "xdp_link";
 constexpr const char* kTrackerLinkPin = "tracker_link";
-constexpr const char* kRequestLinkPin = "request_link";
-constexpr const char* kResponseLinkPin = "response_link";
-// Every link edgeshed pins: detach removes them all.
+// Every link edgeshed pins but the cgroups' (kCgroupLinkPrefix): detach
+// removes them all.
 constexpr const char* kLinkPins[] = {kXdpLinkPin, kTrackerLinkPin, kRequestLinkPin,
                                      kResponseLinkPin};
 
@@ -322,9 +321,11 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (!requests) return requests.error();
   auto idle = IdleConnections::from_skeleton(*skel);
   if (!idle) return idle.error();
-  return Attached{std::move(*maps),  std::move(*seed),         std::move(*requests),
-                  std::move(*idle),  std::move(*destinations), adopted,
-                  std::move(xdp_way)};
+  auto timers = RequestTimers::from_skeleton(*skel, dir);
+  if (!timers) return timers.error();
+  return Attached{std::move(*maps), std::move(*seed),   std::move(*requests),
+                  std::move(*idle), std::move(*timers), std::move(*destinations),
+                  adopted,          std::move(xdp_way)};
 }
 
 }  // namespace
@@ -360,6 +361,11 @@ Status detach(const std::string& iface) {
     if (Fd link(bpf_obj_get(pin.c_str())); link.valid()) bpf_link_detach(link.get());
   }
   std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().rfind(kCgroupLinkPrefix, 0) == 0) {
+      if (Fd link(bpf_obj_get(entry.path().c_str())); link.valid()) bpf_link_detach(link.get());
+    }
+  }
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (unlink(entry.path().c_str()) != 0) {
       problems += " " + entry.path().string() + ": " + errno_text(errno) + ";";

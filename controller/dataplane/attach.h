@@ -17,6 +17,7 @@
 #include "dataplane/inflight_seed.h"
 #include "dataplane/maps.h"
 #include "dataplane/request_filter.h"
+#include "dataplane/request_timers.h"
 
 namespace edgeshed {
 
@@ -58,6 +59,7 @@ struct Attached {
   InflightSeed seed;             // to run again when the protected ports change
   RequestFilter requests;        // on while a port refuses requests on open connections
   IdleConnections idle;          // the walks that reclaim idle connections
+  RequestTimers timers;          // where the ports' requests are timed
   DestinationMaps destinations;  // what is this host's to decide
   bool adopted;                  // an attached data plane of the same ABI was taken over
   std::string xdp_way;           // how the XDP program shares the hook; empty at tc

@@ -160,8 +160,10 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
   // One entry per port, its protocols merged; only TCP ports are measured.
   std::vector<PortClass> ports;
   for (const auto& p : listed) {
-    if (p.class_id >= EDGESHED_NUM_CLASSES || p.requests >= EDGESHED_NUM_PORT_REQUESTS) {
-      return make_error("port " + std::to_string(p.port) + ": class id or keepalive out of range");
+    if (p.class_id >= EDGESHED_NUM_CLASSES || p.requests >= EDGESHED_NUM_PORT_REQUESTS ||
+        p.timers >= EDGESHED_NUM_PORT_TIMERS) {
+      return make_error("port " + std::to_string(p.port) +
+                        ": class id, keepalive or timers out of range");
     }
     auto same = std::find_if(ports.begin(), ports.end(),
                              [&](const PortClass& q) { return q.port == p.port; });
@@ -180,6 +182,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
       same->requests = std::max(same->requests, p.requests);
       same->netns_ino = std::max(same->netns_ino, p.netns_ino);
       same->netns_id = std::max(same->netns_id, p.netns_id);
+      same->timers = std::max(same->timers, p.timers);
     }
   }
   std::erase_if(ports, [](const PortClass& p) { return p.protocols == 0; });
@@ -243,6 +246,7 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
     values[p.port].requests = p.requests;
     values[p.port].netns_ino = p.netns_ino;
     values[p.port].netns_id = p.netns_id;
+    values[p.port].timers = p.timers;
   }
   // One syscall for the whole table: the data plane sees either the old or
   // the new entry of each port, never a half-written one.
@@ -266,7 +270,8 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   for (__u32 i = 0; i < *count; ++i) {
     if (values[i].protocols)
       out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id, values[i].protocols,
-                     values[i].requests, values[i].netns_ino, values[i].netns_id});
+                     values[i].requests, values[i].netns_ino, values[i].netns_id,
+                     values[i].timers});
   }
   return out;
 }

@@ -24,8 +24,9 @@ struct PortClass {
   uint32_t class_id;
   uint8_t protocols = EDGESHED_PORT_TCP;      // EDGESHED_PORT_*
   uint8_t requests = EDGESHED_REQUESTS_PASS;  // enum edgeshed_port_requests (TCP)
-  uint32_t netns_ino = 0;  // the service's network namespace; 0: the interface's
-  int32_t netns_id = -1;   // its id in the interface's, for the request filter; -1: none
+  uint32_t netns_ino = 0;                     // the service's network namespace; 0: the interface's
+  int32_t netns_id = -1;  // its id in the interface's, for the request filter; -1: none
+  uint8_t timers = EDGESHED_TIMERS_TRACEPOINTS;  // enum edgeshed_port_timers (TCP)
 };
 
 using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;

@@ -46,6 +46,8 @@ void drop_unsupported_latency(edgeshed_bpf* skel) {
   if (supported) return;
   bpf_program__set_autoload(skel->progs.edgeshed_request, false);
   bpf_program__set_autoload(skel->progs.edgeshed_response, false);
+  bpf_program__set_autoload(skel->progs.edgeshed_request_cg, false);
+  bpf_program__set_autoload(skel->progs.edgeshed_response_cg, false);
   // Without the request stamp every segment would look like a new request,
   // and a request read and unanswered like an idle connection.
   bpf_program__set_autoload(skel->progs.edgeshed_refuse, false);

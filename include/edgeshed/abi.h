@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 17
+#define EDGESHED_ABI_VERSION 18
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -353,8 +353,25 @@ struct edgeshed_port {
 	 * request filter looks its sockets up; negative: none known, and none
 	 * of its requests is refused. Unused for the interface's own. */
 	__s32 netns_id;
+	__u8 timers; /* enum edgeshed_port_timers (TCP) */
+	__u8 pad[3];
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 12, "port ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 16, "port ABI");
+
+/* Which programs time a TCP port's requests. Both kinds look it up after
+ * the socket's storage (only a protected socket gets that far), so a port
+ * switched by a reload is timed by the new kind from its next segment:
+ * never by both (a second arrival would mark the connection overlapped),
+ * never by neither (its requests would stay in service until the close). */
+enum edgeshed_port_timers {
+	/* The tracepoints on every socket of the host (sk_data_ready,
+	 * tcp_sendmsg_locked). */
+	EDGESHED_TIMERS_TRACEPOINTS = 0,
+	/* cgroup_skb ingress and egress on the service's cgroup: the host's
+	 * other sockets pay nothing for a send or a receive. */
+	EDGESHED_TIMERS_CGROUP = 1,
+	EDGESHED_NUM_PORT_TIMERS = 2,
+};
 
 /* edgeshed_port.netns_ino of a service whose namespace is gone (its pod
  * removed): no socket is counted for it until a namespace comes again.

@@ -139,6 +139,17 @@ std::vector<BpfLink> DataplaneFixture::attach_request_tracking() const {
   return links;
 }
 
+std::vector<BpfLink> DataplaneFixture::attach_cgroup_timers(int cgroup_fd) const {
+  std::vector<BpfLink> links;
+  const auto* progs = &(*skel_)->progs;
+  for (bpf_program* p : {progs->edgeshed_request_cg, progs->edgeshed_response_cg}) {
+    BpfLink link(bpf_program__attach_cgroup(p, cgroup_fd));
+    EXPECT_TRUE(link) << bpf_program__name(p) << ": attach failed, errno " << errno;
+    if (link) links.push_back(std::move(link));
+  }
+  return links;
+}
+
 void link_request_tracking(const DataplaneFixture& dp, std::vector<BpfLink>& links) {
   if (!dp.skeleton().measures_response()) {
     GTEST_SKIP() << "this kernel lacks tp_btf/sk_data_ready (6.6) or tcp_sendmsg_locked (6.11)";

@@ -79,6 +79,9 @@ class DataplaneFixture {
   // their answer (request accounting, response time). Each failure is a
   // test failure; the links that did attach are returned.
   std::vector<BpfLink> attach_request_tracking() const;
+  // Links the request timers of the ports timed at a cgroup
+  // (EDGESHED_TIMERS_CGROUP) to the cgroup folder cgroup_fd, the same way.
+  std::vector<BpfLink> attach_cgroup_timers(int cgroup_fd) const;
 
   // Runs the frame once through the entry point.
   RunResult run(Entry entry, const Bytes& frame) const;

@@ -3,6 +3,7 @@
 // connection counts one from its request's arrival (read or not) to the
 // server's answer or its end, whatever the shape: keep-alive, pipelined,
 // several requests outstanding, half-closed, reset.
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -31,8 +32,16 @@ using namespace std::chrono_literals;
 constexpr size_t kRequestBytes = kHttpRequestBytes;
 constexpr size_t kResponseBytes = kHttpResponseBytes;
 
-class RequestCountTest : public TrackedLoopbackTest {
+// Each test runs with the port timed at the tracepoints, and at its
+// service's cgroup (the cgroup_skb programs): the counts are the same.
+class RequestCountTest : public TrackedLoopbackTest, public ::testing::WithParamInterface<uint8_t> {
  protected:
+  void SetUp() override {
+    TrackedLoopbackTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (GetParam() == EDGESHED_TIMERS_CGROUP) time_at_cgroup();
+  }
+
   // Counts change in softirq context: wait for them rather than race. The
   // port's and the class's count agree, and so do the connections.
   void expect_in_service(uint64_t want, uint64_t connections) {
@@ -56,7 +65,7 @@ class RequestCountTest : public TrackedLoopbackTest {
   }
 };
 
-TEST_F(RequestCountTest, IdleConnectionsCountNothing) {
+TEST_P(RequestCountTest, IdleConnectionsCountNothing) {
   constexpr int kEach = 50;
   std::vector<Pair> idle;
   idle.reserve(kEach);
@@ -67,7 +76,7 @@ TEST_F(RequestCountTest, IdleConnectionsCountNothing) {
   expect_in_service(0, 100);
 }
 
-TEST_F(RequestCountTest, KeepAliveCountsEachRequestUntilItsAnswer) {
+TEST_P(RequestCountTest, KeepAliveCountsEachRequestUntilItsAnswer) {
   Pair p = open_pair();
   for (int i = 0; i < 3; ++i) {
     send_request(p.client.get());
@@ -86,7 +95,7 @@ TEST_F(RequestCountTest, KeepAliveCountsEachRequestUntilItsAnswer) {
   expect_in_service(0, 1);
 }
 
-TEST_F(RequestCountTest, ARequestQueuedBeforeAcceptIsInService) {
+TEST_P(RequestCountTest, ARequestQueuedBeforeAcceptIsInService) {
   Fd client = connect_loopback(AF_INET, port_);
   send_request(client.get());
   expect_in_service(1, 1);
@@ -96,9 +105,35 @@ TEST_F(RequestCountTest, ARequestQueuedBeforeAcceptIsInService) {
   expect_in_service(0, 1);
 }
 
+// Both kinds of timer are linked, and only the port's own times it: one
+// response sample a request, and plain keep-alive is no overlap (a second
+// timer would see every request arrive twice).
+TEST_P(RequestCountTest, EachRequestIsTimedOnceByThePortsTimers) {
+  constexpr uint64_t kRequests = 4;
+  Pair p = open_pair();
+  for (uint64_t i = 0; i < kRequests; ++i) {
+    send_request(p.client.get());
+    expect_in_service(1, 1);
+    answer(p);
+    expect_in_service(0, 1);
+    read_bytes(p.client.get(), kResponseBytes);
+  }
+  edgeshed_sk_state st{};
+  int fd = p.server.get();
+  ASSERT_EQ(bpf_map_lookup_elem(bpf_map__fd(dp_.skeleton()->maps.es_sk_state), &fd, &st), 0);
+  EXPECT_EQ(st.overlapped, 0u);
+  EXPECT_EQ(st.untimed, 0u);
+  uint64_t samples = 0;
+  for (const auto& port : dp_.maps().read_latency().value()) {
+    if (port.port == port_)
+      samples = port.measures[static_cast<size_t>(LatencyMeasure::kResponse)].count;
+  }
+  EXPECT_EQ(samples, kRequests);
+}
+
 // Two requests sent back to back: the server answers the first with the
 // second still unread, which stays in service until its own answer.
-TEST_F(RequestCountTest, APipelinedRequestStaysInServiceUntilItsAnswer) {
+TEST_P(RequestCountTest, APipelinedRequestStaysInServiceUntilItsAnswer) {
   Pair p = open_pair();
   send_request(p.client.get());
   send_request(p.client.get());
@@ -113,7 +148,7 @@ TEST_F(RequestCountTest, APipelinedRequestStaysInServiceUntilItsAnswer) {
 
 // HTTP/2-like: a request arrives while another is outstanding on the same
 // connection. The connection counts once, until the server next sends.
-TEST_F(RequestCountTest, SeveralOutstandingRequestsCountTheConnectionOnce) {
+TEST_P(RequestCountTest, SeveralOutstandingRequestsCountTheConnectionOnce) {
   Pair p = open_pair();
   send_request(p.client.get());
   read_bytes(p.server.get(), kRequestBytes);
@@ -128,7 +163,7 @@ TEST_F(RequestCountTest, SeveralOutstandingRequestsCountTheConnectionOnce) {
   expect_in_service(0, 1);
 }
 
-TEST_F(RequestCountTest, AHalfClosedClientIsInServiceUntilTheAnswer) {
+TEST_P(RequestCountTest, AHalfClosedClientIsInServiceUntilTheAnswer) {
   Pair p = open_pair();
   send_request(p.client.get());
   ASSERT_EQ(shutdown(p.client.get(), SHUT_WR), 0);
@@ -144,7 +179,7 @@ TEST_F(RequestCountTest, AHalfClosedClientIsInServiceUntilTheAnswer) {
 
 // However a connection ends with its request unanswered, the request leaves
 // service with it; nothing that arrives after the server's close counts.
-TEST_F(RequestCountTest, UnansweredRequestsLeaveServiceWithTheirConnection) {
+TEST_P(RequestCountTest, UnansweredRequestsLeaveServiceWithTheirConnection) {
   Pair closed_by_server = open_pair();
   Pair reset_by_client = open_pair();
   Pair reset_by_server = open_pair();
@@ -174,7 +209,7 @@ TEST_F(RequestCountTest, UnansweredRequestsLeaveServiceWithTheirConnection) {
   expect_in_service(0, 0);
 }
 
-TEST_F(RequestCountTest, ThePeakIsTheMostAtOnceSinceItWasTaken) {
+TEST_P(RequestCountTest, ThePeakIsTheMostAtOnceSinceItWasTaken) {
   ASSERT_TRUE(dp_.maps().take_inflight_peaks());
   std::vector<Pair> pairs;
   for (int i = 0; i < 5; ++i) {
@@ -199,7 +234,7 @@ TEST_F(RequestCountTest, ThePeakIsTheMostAtOnceSinceItWasTaken) {
 // connection; it counts idle connections as idle, also one whose last
 // request was answered. The kernel keeps those times in jiffies: the steps
 // are 20 ms apart.
-TEST_F(RequestCountTest, TheSeedWalkCountsRequestsOfEarlierConnections) {
+TEST_P(RequestCountTest, TheSeedWalkCountsRequestsOfEarlierConnections) {
   links_.clear();  // the tracker is not there when these connections open
   Pair idle = open_pair();
   Pair answered = open_pair();
@@ -218,6 +253,7 @@ TEST_F(RequestCountTest, TheSeedWalkCountsRequestsOfEarlierConnections) {
   std::this_thread::sleep_for(20ms);
   links_ = dp_.attach_request_tracking();
   ASSERT_EQ(links_.size(), 3u);
+  link_cgroup_timers();
   auto seed = InflightSeed::from_skeleton(dp_.skeleton());
   ASSERT_TRUE(seed) << seed.error().message;
   ASSERT_TRUE(seed->run());
@@ -232,7 +268,7 @@ TEST_F(RequestCountTest, TheSeedWalkCountsRequestsOfEarlierConnections) {
 // Exact over many connections of every shape at once: the counts return to
 // zero and never go below it (a lost decrement would leave them high, a
 // double one would wrap them).
-TEST_F(RequestCountTest, ExactAfterManyConnections) {
+TEST_P(RequestCountTest, ExactAfterManyConnections) {
   constexpr int kBatches = 500;
   constexpr int kBatch = 200;  // 10^5 connections
   for (int b = 0; b < kBatches; ++b) {
@@ -266,6 +302,12 @@ TEST_F(RequestCountTest, ExactAfterManyConnections) {
   }
   expect_in_service(0, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Timers, RequestCountTest,
+                         ::testing::Values(EDGESHED_TIMERS_TRACEPOINTS, EDGESHED_TIMERS_CGROUP),
+                         [](const auto& info) {
+                           return info.param == EDGESHED_TIMERS_CGROUP ? "Cgroup" : "Tracepoints";
+                         });
 
 }  // namespace
 }  // namespace edgeshed::testing

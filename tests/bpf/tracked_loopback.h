@@ -9,12 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
 #include "common/fd.h"
 #include "common/loopback.h"
+#include "common/test_cgroup.h"
 
 namespace edgeshed::testing {
 
@@ -50,6 +52,26 @@ class TrackedLoopbackTest : public ::testing::Test {
         {{kNormalPort, EDGESHED_CLASS_NORMAL}, {port_, EDGESHED_CLASS_NORMAL}}));
   }
 
+  // Times the port at a cgroup's sockets instead of at the tracepoints
+  // (which stay linked, and must leave the port alone): the listener is
+  // made again inside a test cgroup, so the sockets it accepts are the
+  // cgroup's and the clients' are not.
+  void time_at_cgroup() {
+    std::string why;
+    cgroup_ = TestCgroup::create(&why);
+    ASSERT_TRUE(cgroup_) << why;
+    listener_ = cgroup_->inside([this] { return listen_on_loopback(AF_INET, &port_, 512); });
+    link_cgroup_timers();
+    PortClass timed{port_, EDGESHED_CLASS_NORMAL};
+    timed.timers = EDGESHED_TIMERS_CGROUP;
+    ASSERT_TRUE(dp_.maps().set_ports({{kNormalPort, EDGESHED_CLASS_NORMAL}, timed}));
+  }
+  // The cgroup's timers, where the port is timed there.
+  void link_cgroup_timers() {
+    if (!cgroup_) return;
+    for (auto& l : dp_.attach_cgroup_timers(cgroup_->fd())) links_.push_back(std::move(l));
+  }
+
   struct Pair {
     Fd client, server;
   };
@@ -62,6 +84,7 @@ class TrackedLoopbackTest : public ::testing::Test {
   }
 
   DataplaneFixture dp_;
+  std::optional<TestCgroup> cgroup_;  // removed after the links
   std::vector<BpfLink> links_;
   Fd listener_;
   uint16_t port_ = 0;

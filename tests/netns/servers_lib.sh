@@ -26,6 +26,8 @@ SV_PY_ARGS=() # more arguments of the Python servers started next (e.g. --idle-t
 
 SV_NS=$SRV_NS  # where the servers run: the server namespace, or a pod's (sv_in_pod)
 SV_PORT_NETNS= # set by sv_in_pod: the namespace matrix_config's ports name
+SV_PORT_CGROUP= # set by sv_in_pod cgroup: the cgroup they name instead
+SV_IN_CGROUP=() # the prefix that starts a server in the pod's cgroup
 
 # The service in a pod: the server namespace is then the node (edgeshed on
 # its interface, as on a node's NIC), and the pod's namespace sits behind a
@@ -62,15 +64,43 @@ sv_pod_down() {
 	ip netns del "$SV_POD_NS" 2>/dev/null
 	true
 }
-# sv_in_pod: from now on the servers run in a pod, SRV_V4 is the pod's
-# address (loads, probes, holders and crowds go to it through the node),
-# and every [[port]] of matrix_config names the pod's namespace.
+# The pod's cgroup, as the kubelet makes them: the pod's folder (which the
+# port names), its container's below it (which holds the processes).
+SV_POD_CGROUP="$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' \
+	/proc/self/mountinfo)/es-pod-$LAB_ID"
+LAB_HOOKS+=('sv_pod_cgroup_down')
+sv_pod_cgroup_up() {
+	[ "$SV_POD_CGROUP" != "/es-pod-$LAB_ID" ] || fail "no cgroup v2 mount for the pod's cgroup"
+	mkdir -p "$SV_POD_CGROUP/ctr"
+	# Joins the container's cgroup, then runs the server.
+	SV_IN_CGROUP=(sh -c 'echo $$ >"$0" && exec "$@"' "$SV_POD_CGROUP/ctr/cgroup.procs")
+}
+# sv_pod_cgroup_down: its folders, once the pod's processes are gone.
+sv_pod_cgroup_down() {
+	[ -d "$SV_POD_CGROUP" ] || return 0
+	local pid
+	for pid in $(cat "$SV_POD_CGROUP/ctr/cgroup.procs" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+	wait_for --within 5 --try "the pod's cgroup to empty" \
+		test -z "$(cat "$SV_POD_CGROUP/ctr/cgroup.procs" 2>/dev/null)" || true
+	rmdir "$SV_POD_CGROUP/ctr" "$SV_POD_CGROUP" 2>/dev/null
+	true
+}
+# sv_in_pod [cgroup]: from now on the servers run in a pod, SRV_V4 is the
+# pod's address (loads, probes, holders and crowds go to it through the
+# node), and every [[port]] of matrix_config names the pod's namespace;
+# with cgroup, the servers run in the pod's cgroup and the ports name that
+# (their requests then timed there, not at the tracepoints).
 sv_in_pod() {
 	sv_pod_route
 	sv_pod_up
 	SV_NS=$SV_POD_NS
 	SRV_V4=$SV_POD_V4
-	SV_PORT_NETNS=/run/netns/$SV_POD_NS
+	if [ "${1:-}" = cgroup ]; then
+		sv_pod_cgroup_up
+		SV_PORT_CGROUP=$SV_POD_CGROUP
+	else
+		SV_PORT_NETNS=/run/netns/$SV_POD_NS
+	fi
 }
 
 # sv_bg LOG CMD...: CMD in the servers' namespace at the lab's priority, in the
@@ -78,7 +108,7 @@ sv_in_pod() {
 sv_bg() {
 	local log=$1
 	shift
-	"${SC_NICE[@]}" nsenter --net="/run/netns/$SV_NS" "$@" >>"$log" 2>&1 &
+	"${SC_NICE[@]}" "${SV_IN_CGROUP[@]}" nsenter --net="/run/netns/$SV_NS" "$@" >>"$log" 2>&1 &
 	SV_BG=$!
 	SV_ALL_PIDS+=("$SV_BG")
 	SERVER_PIDS+=("$SV_BG")
@@ -320,6 +350,9 @@ matrix_config() {
 	if [ -n "$SV_PORT_NETNS" ]; then
 		sed -i "/^\[\[port\]\]\$/a netns = \"$SV_PORT_NETNS\"" "$cfg"
 		grep -q "^netns = \"$SV_PORT_NETNS\"\$" "$cfg" || fail "no port's netns in $cfg"
+	elif [ -n "$SV_PORT_CGROUP" ]; then
+		sed -i "/^\[\[port\]\]\$/a cgroup = \"$SV_PORT_CGROUP\"" "$cfg"
+		grep -q "^cgroup = \"$SV_PORT_CGROUP\"\$" "$cfg" || fail "no port's cgroup in $cfg"
 	fi
 	echo "$cfg"
 }

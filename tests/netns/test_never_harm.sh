@@ -69,7 +69,8 @@
 #
 # NEVER_HARM_IN_POD=1: the same with the service in a pod's namespace behind
 # the node's interface, the port naming it (servers_lib.sh's sv_in_pod; `make
-# bench-never-harm-pods`). NEVER_HARM_CASES: the cases run, of "idle
+# bench-never-harm-pods`); =cgroup: the servers in the pod's cgroup, and the
+# port naming that, so its requests are timed at the cgroup. NEVER_HARM_CASES: the cases run, of "idle
 # busy.100x200ms busy.200x1s busy.50x2s shapes" (all by default).
 source "$(dirname "$0")/servers_lib.sh"
 
@@ -171,8 +172,8 @@ done
 scenario_up
 client_xdp_pass
 if [ -n "${NEVER_HARM_IN_POD:-}" ]; then
-	sv_in_pod
-	echo "the service in a pod: $SV_POD_NS at $SRV_V4, behind the node's $SRV_IF"
+	sv_in_pod "${NEVER_HARM_IN_POD#1}"
+	echo "the service in a pod: $SV_POD_NS at $SRV_V4, behind the node's $SRV_IF${SV_PORT_CGROUP:+, the port named by its cgroup $SV_PORT_CGROUP}"
 fi
 # The eager server holds 2,000 idle connections and the load's: descriptors
 # (the holder raises its own limit).
@@ -243,6 +244,10 @@ busy() {
 	load_figures "$name.with"
 	echo "$name.with: data plane: $((syn1 - syn0)) SYNs, $((shed1 - shed0)) shed, $((rst1 - rst0)) RST sent; $(dp_state)"
 	check_ge "$name.with: SYNs the data plane decided on" $((syn1 - syn0)) "$FIG_OFFERED"
+	# The requests were timed, or refusing none would prove nothing.
+	local timed
+	timed=$(jq -r --arg p "$PORT" '.latency[$p].response.p50_ms // 0 | . * 10 | round / 10' "$SC_STATE")
+	check_ge "$name.with: the kernel's response p50 (ms), the service's time $ms ms" "$timed" $((ms * 8 / 10))
 	claim "$name with edgeshed (cold start, then a restart under load): $FIG_SHED of $FIG_OFFERED requests at $rate/s (0.9x) refused, want 0" \
 		"$(is "$FIG_SHED" 0)"
 	claim "$name with edgeshed: $FIG_LOST of $FIG_OFFERED requests lost (timeouts, resets, errors), want 0" \

@@ -1,0 +1,103 @@
+// A cgroup v2 folder of a test's own, removed when the test ends, and a
+// way to make sockets inside it: the test process joins it for a moment and
+// goes back where it was, so only the sockets made meanwhile (and those
+// they accept) are the cgroup's.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "common/fd.h"
+
+namespace edgeshed::testing {
+
+// Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on
+// a hybrid host); empty when it is not.
+inline std::string cgroup2_mount() {
+  std::ifstream mounts("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    // "... mount-point options ... - cgroup2 source super-options"
+    const auto dash = line.find(" - cgroup2 ");
+    if (dash == std::string::npos) continue;
+    std::istringstream fields(line.substr(0, dash));
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    return point;
+  }
+  return {};
+}
+
+// The calling process's cgroup v2 folder, relative to the mount ("0::/x").
+inline std::string own_cgroup2() {
+  std::ifstream groups("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(groups, line)) {
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+  }
+  return "/";
+}
+
+class TestCgroup {
+ public:
+  // An error message instead when cgroup v2 is missing or refuses a folder.
+  static std::optional<TestCgroup> create(std::string* why) {
+    const std::string mount = cgroup2_mount();
+    if (mount.empty()) {
+      *why = "no cgroup v2 mount";
+      return std::nullopt;
+    }
+    static std::atomic<int> made{0};
+    TestCgroup g;
+    g.path_ = mount + "/edgeshed-test-" + std::to_string(getpid()) + "-" + std::to_string(made++);
+    g.home_ = mount + own_cgroup2();
+    if (mkdir(g.path_.c_str(), 0755) != 0) {
+      *why = "cannot make " + g.path_;
+      return std::nullopt;
+    }
+    g.dir_ = Fd(open(g.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    return g;
+  }
+  TestCgroup(TestCgroup&& o) noexcept
+      : path_(std::exchange(o.path_, {})), home_(std::move(o.home_)), dir_(std::move(o.dir_)) {}
+  TestCgroup& operator=(TestCgroup&& o) noexcept {
+    std::swap(path_, o.path_);
+    std::swap(home_, o.home_);
+    std::swap(dir_, o.dir_);
+    return *this;
+  }
+  ~TestCgroup() {
+    if (!path_.empty()) rmdir(path_.c_str());
+  }
+
+  // Runs make() with the process inside the cgroup, and returns its result.
+  template <typename Make>
+  auto inside(Make make) const {
+    join(path_);
+    auto made = make();
+    join(home_);
+    return made;
+  }
+
+  int fd() const { return dir_.get(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  TestCgroup() = default;
+  static void join(const std::string& dir) {
+    std::ofstream(dir + "/cgroup.procs") << getpid() << "\n";
+  }
+
+  std::string path_, home_;
+  Fd dir_;
+};
+
+}  // namespace edgeshed::testing

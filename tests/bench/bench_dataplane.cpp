@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "baseline_tracing.skel.h"
 #include "common/ip_prefix.h"
 #include "common/packet.h"
+#include "common/test_cgroup.h"
 #include "dataplane/destinations.h"
 #include "dataplane/maps.h"
 #include "dataplane/skeleton.h"
@@ -214,11 +216,33 @@ std::vector<ProgStats> measure(const std::vector<const bpf_program*>& progs, uin
 }
 
 // The tracker's three tracing programs, and empty ones on the same
-// tracepoints (the reference of both tracing benchmarks).
+// tracepoints (the reference of both tracing benchmarks); the request
+// timers of the ports timed at a cgroup (ingress, egress).
 struct TracingPrograms {
   std::vector<const bpf_program*> tracker;
   std::vector<const bpf_program*> empty;
+  std::vector<const bpf_program*> cgroup;
 };
+
+// Links progs to the cgroup folder cgroup_fd.
+bool attach_to_cgroup(const std::vector<const bpf_program*>& progs, int cgroup_fd, Links* links) {
+  for (const bpf_program* p : progs) {
+    links->emplace_back(bpf_program__attach_cgroup(p, cgroup_fd));
+    if (!links->back()) {
+      std::fprintf(stderr, "bench: cannot attach %s to a cgroup\n", bpf_program__name(p));
+      return false;
+    }
+  }
+  return true;
+}
+
+// A cgroup of the benchmark's own, or a message why there is none.
+std::optional<edgeshed::testing::TestCgroup> bench_cgroup() {
+  std::string why;
+  auto cgroup = edgeshed::testing::TestCgroup::create(&why);
+  if (!cgroup) std::fprintf(stderr, "bench: %s\n", why.c_str());
+  return cgroup;
+}
 
 // The tracing programs' ns per event, from the kernel's run-time statistics,
 // on the same traffic three times: to a protected port, to an unprotected
@@ -291,6 +315,63 @@ int bench_tracing(const TracingPrograms& tracing, const edgeshed::Maps& maps) {
   return 0;
 }
 
+// The protected side with the port timed at its service's cgroup: the
+// listener is made inside a cgroup of the benchmark's (the sockets it
+// accepts are the cgroup's, the clients' are not), the cgroup_skb timers
+// linked there and the tracker at its tracepoint. The timers run for every
+// segment of the cgroup's sockets and of no other, so their whole run time
+// over the requests measured is the cost a request.
+int bench_cgroup_timers(const TracingPrograms& tracing, const edgeshed::Maps& maps) {
+  auto cgroup = bench_cgroup();
+  if (!cgroup) return 1;
+  uint16_t port = 0;
+  Sock listener(cgroup->inside([&port] { return listen_loopback(&port); }));
+  edgeshed::PortClass timed{port, EDGESHED_CLASS_NORMAL};
+  timed.timers = EDGESHED_TIMERS_CGROUP;
+  if (!maps.set_ports({{80, EDGESHED_CLASS_NORMAL}, timed})) return 1;
+  Sock stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
+  if (stats.fd < 0) {
+    std::perror("bench: bpf_enable_stats");
+    return 1;
+  }
+  std::vector<const bpf_program*> progs = tracing.cgroup;
+  progs.push_back(tracing.tracker[0]);
+  std::vector<ProgStats> on;
+  {
+    Links links;
+    if (!attach_to_cgroup(tracing.cgroup, cgroup->fd(), &links) ||
+        !attach_all({tracing.tracker[0]}, &links)) {
+      return 1;
+    }
+    on = measure(progs, port, listener.fd);
+  }
+  uint64_t responses = 0;
+  if (auto latency = maps.read_latency()) {
+    for (const auto& p : *latency) {
+      if (p.port == port) responses = p.measures[EDGESHED_LATENCY_RESPONSE].count;
+    }
+  }
+  std::printf(
+      "\nthe port timed at its cgroup (cgroup_skb on the service's cgroup), same traffic\n\n");
+  std::printf("%-40s %10s %12s\n", "program", "ns per run", "runs");
+  const std::array<const char*, 2> names = {"request timer (cgroup_skb ingress)",
+                                            "response timer (cgroup_skb egress)"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::printf("%-40s %10.1f %12llu\n", names.at(i), per_event(on[i]),
+                static_cast<unsigned long long>(on[i].run_cnt));
+  }
+  if (!responses) {
+    std::fprintf(stderr, "bench: the cgroup timers measured no response\n");
+    return 1;
+  }
+  std::printf("\nmeasured %llu responses on the port timed at its cgroup\n",
+              static_cast<unsigned long long>(responses));
+  std::printf(
+      "per measured request (cgroup timers, every run): %.1f ns\n",
+      static_cast<double>(on[0].run_time_ns + on[1].run_time_ns) / static_cast<double>(responses));
+  return 0;
+}
+
 // One thread's request/response exchanges on one loopback connection: the
 // data is delivered within each send, so nothing blocks and no thread
 // wakes, and an exchange is four syscalls and the stack's work.
@@ -355,25 +436,47 @@ int bench_unprotected(const TracingPrograms& tracing) {
     std::fprintf(stderr, "bench: the tracker saw no event of the exchanges\n");
     return 1;
   }
-  std::vector<double> bare, with_tracker, with_empty, tracker_added, empty_added;
+  // Every port timed at its cgroup: the tracker's state-change program
+  // stays on every socket, the timers are linked to a cgroup this socket
+  // is not in, and the tracepoint timers are not linked.
+  auto cgroup = bench_cgroup();
+  if (!cgroup) return 1;
+  std::vector<double> bare, with_tracker, with_empty, with_cgroup, tracker_added, empty_added,
+      cgroup_added;
   for (int r = 0; r < kCostRounds; ++r) {
-    const auto timed = [&](const std::vector<const bpf_program*>& progs) {
+    const auto timed = [&](const std::vector<const bpf_program*>& progs, bool cgroup_timers) {
       Links links;
       if (!attach_all(progs, &links)) std::exit(1);
+      if (cgroup_timers && !attach_to_cgroup(tracing.cgroup, cgroup->fd(), &links)) std::exit(1);
       ns_per_exchange(client.fd, server.fd, kWarmExchanges);
       return ns_per_exchange(client.fd, server.fd, kCostExchanges);
     };
-    // The order turns each round: none of the three is always first.
-    double t[3] = {};
-    for (int k = 0; k < 3; ++k) {
-      const int which = (r + k) % 3;
-      t[which] = which == 0 ? timed({}) : timed(which == 1 ? tracker : empty);
+    // The order turns each round: none of the four is always first.
+    double t[4] = {};
+    for (int k = 0; k < 4; ++k) {
+      const int which = (r + k) % 4;
+      switch (which) {
+        case 0:
+          t[0] = timed({}, false);
+          break;
+        case 1:
+          t[1] = timed(tracker, false);
+          break;
+        case 2:
+          t[2] = timed(empty, false);
+          break;
+        default:
+          t[3] = timed({tracker[0]}, true);
+          break;
+      }
     }
     bare.push_back(t[0]);
     with_tracker.push_back(t[1]);
     with_empty.push_back(t[2]);
+    with_cgroup.push_back(t[3]);
     tracker_added.push_back((t[1] - t[0]) / events_per_exchange);
     empty_added.push_back((t[2] - t[0]) / events_per_exchange);
+    cgroup_added.push_back((t[3] - t[0]) / events_per_exchange);
   }
   std::printf(
       "\nan unprotected socket's cost, statistics off: %d rounds of %d exchanges of %zu "
@@ -383,11 +486,14 @@ int bench_unprotected(const TracingPrograms& tracing) {
   std::printf("%-40s %10.0f\n", "nothing", median(bare));
   std::printf("%-40s %10.0f\n", "the tracker (port unprotected)", median(with_tracker));
   std::printf("%-40s %10.0f\n", "empty programs", median(with_empty));
+  std::printf("%-40s %10.0f\n", "the tracker, ports timed at a cgroup", median(with_cgroup));
   std::printf("\nadded per send or receive, to the same round's bare run: median (quartiles)\n");
   std::printf("unprotected socket, the tracker: %.1f ns (%.1f to %.1f)\n", median(tracker_added),
               quantile(tracker_added, 0.25), quantile(tracker_added, 0.75));
   std::printf("unprotected socket, empty programs: %.1f ns (%.1f to %.1f)\n", median(empty_added),
               quantile(empty_added, 0.25), quantile(empty_added, 0.75));
+  std::printf("unprotected socket, ports timed at a cgroup: %.1f ns (%.1f to %.1f)\n",
+              median(cgroup_added), quantile(cgroup_added, 0.25), quantile(cgroup_added, 0.75));
   return 0;
 }
 
@@ -557,9 +663,11 @@ int main() {
       {(*skel)->progs.edgeshed_track, (*skel)->progs.edgeshed_request,
        (*skel)->progs.edgeshed_response},
       {tracing_base->progs.baseline_set_state, tracing_base->progs.baseline_data_ready,
-       tracing_base->progs.baseline_sendmsg}};
+       tracing_base->progs.baseline_sendmsg},
+      {(*skel)->progs.edgeshed_request_cg, (*skel)->progs.edgeshed_response_cg}};
   try {
     if (int rc = bench_tracing(tracing, maps); rc != 0) return rc;
+    if (int rc = bench_cgroup_timers(tracing, maps); rc != 0) return rc;
     return bench_unprotected(tracing);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: tracing programs: %s\n", e.what());

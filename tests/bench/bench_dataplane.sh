@@ -31,14 +31,17 @@ awk -v max="$FULL_DECISION_MAX_NS" '
 	}' "$out/table.txt" | tee -a "$out/table.txt"
 
 # Issue #50's target for the sockets of ports nobody protects, measured
-# with the run-time statistics off (their clock reads would be most of it).
+# with the run-time statistics off (their clock reads would be most of it):
+# met where every protected port is timed at its cgroup (the tracepoint
+# timers then unlinked); with the tracepoints, no program on them is under it.
 awk -v max="$UNPROTECTED_MAX_NS" '
-	/^unprotected socket, the tracker:/ { tracker = $5; tq = $0; sub(/.*ns /, "", tq) }
+	/^unprotected socket, the tracker:/ { tracker = $5 }
 	/^unprotected socket, empty programs:/ { empty = $5 }
+	/^unprotected socket, ports timed at a cgroup:/ { cgroup = $8; cq = $0; sub(/.*ns /, "", cq) }
 	END {
-		if (tracker == "") { print "target: no unprotected socket row in the table"; exit 1 }
-		printf "target: an unprotected socket pays at most %d ns a send or receive: %s ns %s, %s (any program on those tracepoints: %s ns)\n",
-			max, tracker, tq, (tracker <= max) ? "met" : "NOT met", empty
+		if (tracker == "" || cgroup == "") { print "target: no unprotected socket row in the table"; exit 1 }
+		printf "target: an unprotected socket pays at most %d ns a send or receive, ports timed at their cgroup: %s ns %s, %s (ports timed at the tracepoints: %s ns, %s; any program on those tracepoints: %s ns)\n",
+			max, cgroup, cq, (cgroup <= max) ? "met" : "NOT met", tracker, (tracker <= max) ? "met" : "NOT met", empty
 	}' "$out/table.txt" | tee -a "$out/table.txt"
 
 # Rows "name ... xdp_ns x tc_ns x": the four numbers are the last fields.

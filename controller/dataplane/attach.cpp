@@ -133,8 +133,13 @@ Status attach_tracing(bpf_program* prog, const std::string& dir, const char* pin
   }
   unlink(fresh.c_str());
   int err = bpf_link__pin(link, fresh.c_str());
+  // Disconnected, destroy frees the struct and leaves the fd open: without
+  // this close the daemon would hold the link for its life, and unlinking
+  // the pin (RequestTimers::unlink_tracepoints) would not release it.
+  const int fd = bpf_link__fd(link);
   bpf_link__disconnect(link);
   bpf_link__destroy(link);
+  close(fd);
   if (err) return make_error("cannot pin " + fresh + ": " + errno_text(err));
   if (exists(pin) && unlink(pin.c_str()) != 0) {
     return make_error("cannot release the old " + what + " " + pin + ": " + errno_text(errno));

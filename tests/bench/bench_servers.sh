@@ -472,6 +472,11 @@ done
 # ("cost_refuse_prog ...": its request filter runs on every frame), and with
 # the daemon protecting another port ("cost_unprotected_prog ..."): the runs
 # that leave at the first check.
+# Then the port timed at its service's cgroup (the server in a cgroup of
+# its own, the port named by it: "cost_cgroup_prog ..."; the tracepoint
+# timers unlinked), and another port timed at that cgroup with this server
+# outside it ("cost_cgroup_unprotected_prog ..."): what the host's other
+# sockets pay then.
 # In the lab both ends are on this host, so each request also runs the
 # programs for the client's own socket (they leave at that check too).
 cost_case() {
@@ -492,6 +497,22 @@ cost_case() {
 	start_matrix_daemon port_only $((SVC_PORT + 1))
 	sleep 2
 	cost_measure cost_unprotected
+	stop_daemon
+	stop_server
+	sv_pod_cgroup_up
+	start_server refserver "$SVC_PORT" 128 0
+	SV_PORT_CGROUP=$SV_POD_CGROUP
+	start_matrix_daemon port_only "$SVC_PORT"
+	sleep 2
+	cost_measure cost_cgroup
+	stop_daemon
+	stop_server
+	SV_IN_CGROUP=()
+	start_server refserver "$SVC_PORT" 128 0
+	start_matrix_daemon port_only $((SVC_PORT + 1))
+	sleep 2
+	cost_measure cost_cgroup_unprotected
+	SV_PORT_CGROUP=
 }
 # cost_measure TAG: one 10 s load, its lines prefixed TAG.
 cost_measure() {
@@ -537,6 +558,10 @@ if [ "$COST" = 1 ] && [ "$REPORT_ONLY" != 1 ]; then
 	grep '^cost_prog ' "$out/runs/cost.log" >"$out/cost_progs" || true
 	grep '^cost_unprotected_prog ' "$out/runs/cost.log" >"$out/cost_unprotected_progs" || true
 	grep '^cost_refuse_prog ' "$out/runs/cost.log" >"$out/cost_refuse_progs" || true
+	for tag in cost_cgroup cost_cgroup_unprotected; do
+		grep "^$tag " "$out/runs/cost.log" | tail -n 1 >"$out/$tag" || true
+		grep "^${tag}_prog " "$out/runs/cost.log" >"$out/${tag}_progs" || true
+	done
 fi
 
 # --- tables --------------------------------------------------------------------
@@ -799,6 +824,18 @@ targets() {
 		if [ -s "$out/cost_unprotected_progs" ]; then
 			echo "The same load, the port not protected (every run leaves at the first check):"
 			sort -k5 -nr "$out/cost_unprotected_progs" | awk '{ printf "  %-28s %6s %6s %6s\n", $2, $3, $4, $5 }'
+		fi
+		if [ -s "$out/cost_cgroup_progs" ]; then
+			read -r _ _ g _ kcpu _ nsreq <"$out/cost_cgroup"
+			echo "The same load, the port timed at its server's cgroup (cgroup_skb; the tracepoint timers unlinked):"
+			echo "  $nsreq ns per request ($g/s completed, BPF $kcpu% of a core)"
+			sort -k5 -nr "$out/cost_cgroup_progs" | awk '{ printf "  %-28s %6s %6s %6s\n", $2, $3, $4, $5 }'
+		fi
+		if [ -s "$out/cost_cgroup_unprotected_progs" ]; then
+			read -r _ _ g _ kcpu _ nsreq <"$out/cost_cgroup_unprotected"
+			echo "The same load, another port timed at that cgroup, this server outside it (what the host's other sockets pay):"
+			echo "  $nsreq ns per request ($g/s completed, BPF $kcpu% of a core)"
+			sort -k5 -nr "$out/cost_cgroup_unprotected_progs" | awk '{ printf "  %-28s %6s %6s %6s\n", $2, $3, $4, $5 }'
 		fi
 	fi
 	if [ -s "$out/drift" ]; then

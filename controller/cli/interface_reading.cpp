@@ -29,6 +29,7 @@ std::vector<PortStatus> port_statuses(const std::vector<PortClass>& ports) {
     } else if (p.netns_ino) {
       s.netns = "net:[" + std::to_string(p.netns_ino) + "]";
     }
+    if (p.timers == EDGESHED_TIMERS_CGROUP) s.timers = "cgroup";
     out.push_back(std::move(s));
   }
   return out;

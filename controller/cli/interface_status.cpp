@@ -65,11 +65,9 @@ namespace edgeshed::ipc::fields {
 template <>
 struct Definition<PortStatus> {
   static constexpr auto kFields = std::tuple{
-      field("port", &PortStatus::port),
-      field("class", &PortStatus::traffic_class),
-      field("protocols", &PortStatus::protocols),
-      field("keepalive", &PortStatus::keepalive),
-      field("netns", &PortStatus::netns),
+      field("port", &PortStatus::port),           field("class", &PortStatus::traffic_class),
+      field("protocols", &PortStatus::protocols), field("keepalive", &PortStatus::keepalive),
+      field("netns", &PortStatus::netns),         omit_empty("timers", &PortStatus::timers),
   };
 };
 

@@ -35,6 +35,9 @@ struct PortStatus {
   // The service's network namespace where it is not the interface's:
   // "net:[INODE]" as /proc/PID/ns/net names it, or "gone".
   std::optional<std::string> netns;
+  // "cgroup" where its requests are timed at its service's cgroup (abi.h,
+  // EDGESHED_TIMERS_CGROUP); none at the tracepoints.
+  std::optional<std::string> timers;
   bool operator==(const PortStatus&) const = default;
 };
 

@@ -221,6 +221,7 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
     if (protocols != default_protocol) ports += "/" + protocols;
     if (p.keepalive != default_keepalive) ports += " (keepalive " + p.keepalive + ")";
     if (p.netns) ports += " in " + *p.netns;
+    if (p.timers) ports += " timed at its " + *p.timers;
   }
   out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
   out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",

@@ -124,6 +124,7 @@ std::string ports_text(const InterfaceStatus& j) {
     if (p.traffic_class != default_class) ports += ":" + p.traffic_class;
     if (p.keepalive != default_keepalive) ports += " (keepalive " + p.keepalive + ")";
     if (p.netns) ports += " in " + *p.netns;
+    if (p.timers) ports += " timed at its " + *p.timers;
   }
   return ports.empty() ? "nothing (no port protected)" : ports;
 }

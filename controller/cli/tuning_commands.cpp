@@ -3,12 +3,15 @@
 // applies, logs and persists it); without one, the changes that make sense
 // on their own (mode, action, ports, prefixes) are written to the pinned
 // maps directly, so `edgeshed mode off` works even when the daemon is dead.
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
 #include "cli/fail_open_warning.h"
+#include "cli/interface_reading.h"
 #include "cli/interface_targets.h"
 #include "cli/status_model.h"
 #include "common/duration.h"
@@ -17,6 +20,7 @@
 #include "common/names.h"
 #include "config/config.h"
 #include "dataplane/attach.h"
+#include "dataplane/request_timers.h"
 #include "ipc/control_socket.h"
 #include "ipc/reset_target.h"
 #include "ipc/run_dir.h"
@@ -123,6 +127,20 @@ int write_config_directly(const std::string& only, const std::string& what,
     change(*cfg);
     return maps.write_config(*cfg);
   });
+}
+
+// A port added without the daemon is timed at the tracepoints, which are
+// unlinked where a daemon timed every port at its cgroup (and missing on a
+// kernel without the request accounting).
+void warn_unless_tracepoints_time(const std::string& only) {
+  for (const auto& iface : attached_interfaces()) {
+    if (!only.empty() && iface != only) continue;
+    if (access((pin_dir_for(iface) + "/" + kRequestLinkPin).c_str(), F_OK) == 0) continue;
+    std::cerr << "warning: " << iface
+              << ": the tracepoint request timers are not linked (a daemon timed every port at "
+                 "its cgroup, or the kernel lacks them): the port's requests are not counted "
+                 "until `edgeshed run` starts with it in the config\n";
+  }
 }
 
 int needs_daemon(const std::string& what) {
@@ -305,6 +323,7 @@ void add_port_command(CLI::App& app, CliContext& ctx) {
         return 0;
       }
       const auto what = "port " + join(a->ports, ",") + " protected as " + a->cls;
+      warn_unless_tracepoints_time(ctx.direct_iface);
       return write_directly(ctx.direct_iface, what, [&](const Maps& maps) -> Status {
         auto ports = maps.read_ports();
         if (!ports) return ports.error();

@@ -141,6 +141,8 @@ bench-servers: $(BENCH_DEP)
 bench-never-harm-pods: $(BENCH_DEP)
 	$(BENCH_ENV) NEVER_HARM_IN_POD=1 bash tests/netns/test_never_harm.sh
 	$(BENCH_ENV) NEVER_HARM_IN_POD=cgroup bash tests/netns/test_never_harm.sh
+	$(BENCH_ENV) SV_POD=cgroup bash tests/netns/test_heavy_tail.sh
+	$(BENCH_ENV) SV_POD=cgroup GO_HTTP_CLIENT=$(B)/go_http_client bash tests/netns/test_keepalive_clients.sh
 
 bench-controller: $(BENCH_DEP)
 	@mkdir -p $(BENCH_OUT)/controller

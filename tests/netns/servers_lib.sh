@@ -103,6 +103,33 @@ sv_in_pod() {
 	fi
 }
 
+# sv_in_pod_if_asked: a test's servers in a pod where SV_POD asks it: 1,
+# the ports naming the pod's namespace; cgroup, its cgroup.
+sv_in_pod_if_asked() {
+	case "${SV_POD:-}" in
+	"") ;;
+	1) sv_in_pod ;;
+	cgroup) sv_in_pod cgroup ;;
+	*) fail "SV_POD=$SV_POD: want 1 or cgroup" ;;
+	esac
+	[ -z "${SV_POD:-}" ] || echo "the servers in a pod: $SV_POD_NS at $SRV_V4, the ports naming it by: $(sv_port_where)"
+}
+# sv_port_where: the [[port]] key that names where the servers run; none
+# in the server namespace (the interface's).
+sv_port_where() {
+	if [ -n "$SV_PORT_NETNS" ]; then
+		echo "netns = \"$SV_PORT_NETNS\""
+	elif [ -n "$SV_PORT_CGROUP" ]; then
+		echo "cgroup = \"$SV_PORT_CGROUP\""
+	fi
+}
+
+# kernel_p50 PORT: the response p50 (ms) the kernel measured on PORT over the
+# daemon's window (its state file), 0 if none: whether requests were timed.
+kernel_p50() {
+	jq -r --arg p "$1" '.latency[$p].response.p50_ms // 0 | . * 10 | round / 10' "$SC_STATE"
+}
+
 # sv_bg LOG CMD...: CMD in the servers' namespace at the lab's priority, in the
 # background; its pid (nice and nsenter exec) in SV_BG, SERVER_PIDS and SV_ALL_PIDS.
 sv_bg() {
@@ -347,12 +374,11 @@ matrix_config() {
 		sed -i "s/^port = 80\$/port = $port/" "$cfg"
 		grep -q "^port = $port\$" "$cfg" || fail "no port $port in $cfg"
 	fi
-	if [ -n "$SV_PORT_NETNS" ]; then
-		sed -i "/^\[\[port\]\]\$/a netns = \"$SV_PORT_NETNS\"" "$cfg"
-		grep -q "^netns = \"$SV_PORT_NETNS\"\$" "$cfg" || fail "no port's netns in $cfg"
-	elif [ -n "$SV_PORT_CGROUP" ]; then
-		sed -i "/^\[\[port\]\]\$/a cgroup = \"$SV_PORT_CGROUP\"" "$cfg"
-		grep -q "^cgroup = \"$SV_PORT_CGROUP\"\$" "$cfg" || fail "no port's cgroup in $cfg"
+	local where
+	where=$(sv_port_where)
+	if [ -n "$where" ]; then
+		sed -i "/^\[\[port\]\]\$/a $where" "$cfg"
+		grep -qxF "$where" "$cfg" || fail "no port's $where in $cfg"
 	fi
 	echo "$cfg"
 }

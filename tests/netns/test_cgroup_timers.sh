@@ -38,9 +38,6 @@ offer() {
 }
 in_service() { es_status | jq '.classes.normal.inflight'; }
 idle() { [ "$(in_service)" = 0 ]; }
-kernel_p50() {
-	jq -r --arg p "$PORT" '.latency[$p].response.p50_ms // 0 | . * 10 | round / 10' "$SC_STATE"
-}
 pinned() { [ -e "$PINS/$1" ]; }
 # tp_linked NAME: how many links of the host run edgeshed's program NAME (a
 # link unpinned but held open would still run it).
@@ -67,7 +64,7 @@ grep -q "unlinked from the tracepoints" "$DAEMON_LOG" || fail "the log does not 
 pass "the port timed at the pod's cgroup ($SV_POD_CGROUP, id $CGROUP_ID): its two links pinned, no tracepoint timer"
 
 offer cgroup 6
-timed=$(kernel_p50)
+timed=$(kernel_p50 "$PORT")
 claim "timed at the cgroup, 1.6x: $FIG_SHED refused, want some" "$(ge "$FIG_SHED" 1)"
 claim "timed at the cgroup, 1.6x: admitted p99 from 3 s on $FIG_P99_SETTLED ms, want <= 100" \
 	"$(le "$FIG_P99_SETTLED" 100)"

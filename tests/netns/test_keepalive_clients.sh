@@ -21,6 +21,8 @@
 #   - no HTTP/2 stream is cut: h2load's failed and errored streams are 0;
 #   - Go retried transparently every refused request it had sent on a
 #     reused connection: what its application saw as errors is printed.
+# SV_POD=1 or cgroup: the servers in a pod, the ports naming its namespace
+# or its cgroup (servers_lib.sh; `make bench-never-harm-pods`).
 source "$(dirname "$0")/servers_lib.sh"
 
 : "${GO_HTTP_CLIENT:?path of the go_http_client binary (build: make all)}"
@@ -40,6 +42,7 @@ OVER_S=6
 
 scenario_up
 client_xdp_pass
+sv_in_pod_if_asked
 start_server eager "$PORT" "$SLOTS" "$SERVICE_MS"
 EAGER_LOG=$SERVER_LOG
 EAGER_PIDS=("${SERVER_PIDS[@]}")
@@ -91,7 +94,7 @@ in_cli curl -sk --http2 --max-time 5 "https://$SRV_V4:$TLS_PORT/" | grep -qx ok 
 
 cfg=$(matrix_config port_only "$PORT")
 echo 'keepalive = "refuse"' >>"$cfg"
-printf '\n[[port]]\nport = %s\nkeepalive = "refuse"\n' "$TLS_PORT" >>"$cfg"
+printf '\n[[port]]\nport = %s\nkeepalive = "refuse"\n%s\n' "$TLS_PORT" "$(sv_port_where)" >>"$cfg"
 start_daemon_config "$cfg"
 
 # in_cli_lab CMD...: CMD in the client namespace at the lab's priority,

@@ -245,9 +245,8 @@ busy() {
 	echo "$name.with: data plane: $((syn1 - syn0)) SYNs, $((shed1 - shed0)) shed, $((rst1 - rst0)) RST sent; $(dp_state)"
 	check_ge "$name.with: SYNs the data plane decided on" $((syn1 - syn0)) "$FIG_OFFERED"
 	# The requests were timed, or refusing none would prove nothing.
-	local timed
-	timed=$(jq -r --arg p "$PORT" '.latency[$p].response.p50_ms // 0 | . * 10 | round / 10' "$SC_STATE")
-	check_ge "$name.with: the kernel's response p50 (ms), the service's time $ms ms" "$timed" $((ms * 8 / 10))
+	check_ge "$name.with: the kernel's response p50 (ms), the service's time $ms ms" \
+		"$(kernel_p50 "$PORT")" $((ms * 8 / 10))
 	claim "$name with edgeshed (cold start, then a restart under load): $FIG_SHED of $FIG_OFFERED requests at $rate/s (0.9x) refused, want 0" \
 		"$(is "$FIG_SHED" 0)"
 	claim "$name with edgeshed: $FIG_LOST of $FIG_OFFERED requests lost (timeouts, resets, errors), want 0" \

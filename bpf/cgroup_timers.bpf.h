@@ -23,10 +23,13 @@ static __always_inline int seq_after(__u32 a, __u32 b)
 	return (__s32)(a - b) > 0;
 }
 
-/* A TCP segment's first sequence number and payload length. */
+/* A TCP segment: where its payload starts and how long it is, and who sent
+ * it. */
 struct tcp_segment {
+	__be32 peer[4]; /* the sender's address; IPv4 uses [0] */
 	__u32 seq;
 	__u32 len;
+	__be16 peer_port;
 };
 
 /* Reads the segment of skb, whose data starts at the network header at
@@ -45,6 +48,7 @@ static __always_inline int tcp_segment_of(struct __sk_buff *skb,
 		    ip.protocol != IPPROTO_TCP)
 			return -1;
 		l4 = ip.ihl * 4;
+		seg->peer[0] = ip.saddr;
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr ip6;
 
@@ -52,6 +56,8 @@ static __always_inline int tcp_segment_of(struct __sk_buff *skb,
 		    ip6.nexthdr != IPPROTO_TCP)
 			return -1;
 		l4 = sizeof(ip6);
+		__builtin_memcpy(seg->peer, ip6.saddr.in6_u.u6_addr32,
+				 sizeof(seg->peer));
 	} else {
 		return -1;
 	}
@@ -62,19 +68,109 @@ static __always_inline int tcp_segment_of(struct __sk_buff *skb,
 		return -1;
 	seg->seq = bpf_ntohl(th.seq);
 	seg->len = skb->len - hdr;
+	seg->peer_port = th.source;
 	return 0;
+}
+
+/*
+ * Request bytes that a segment brought to a listener as it completed the
+ * handshake (a server with TCP_DEFER_ACCEPT, or a client's first data
+ * carrying its ACK): the connection's socket is made after the listener's
+ * filter ran, so its own ingress never sees them. They wait here, per CPU,
+ * for the state change that makes that socket, which follows on the same
+ * CPU in the same softirq (cgroup_handshake_request()). The data plane's
+ * scratch: userspace never reads it.
+ */
+struct handshake_bytes {
+	__be32 peer[4];
+	__u32 end; /* the bytes' end, in sequence space */
+	__be16 peer_port;
+	__u16 port; /* the listener's, host byte order; 0: none waiting */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct handshake_bytes);
+} es_handshake_bytes SEC(".maps");
+
+/* Whether the port is timed at its cgroup. */
+static __always_inline int port_timed_at_cgroup(__u16 port)
+{
+	struct edgeshed_port *p;
+	__u32 key = port;
+
+	p = bpf_map_lookup_elem(&es_ports, &key);
+	return p && (p->protocols & EDGESHED_PORT_TCP) &&
+	       p->timers == EDGESHED_TIMERS_CGROUP;
+}
+
+/* A segment to a listener of a port timed at its cgroup: its payload, if
+ * any, waits for the connection's socket. */
+static __always_inline void listener_bytes(struct __sk_buff *skb, __u16 port)
+{
+	struct handshake_bytes *hb;
+	struct tcp_segment seg;
+	__u32 zero = 0;
+
+	if (!port_timed_at_cgroup(port) || tcp_segment_of(skb, &seg) ||
+	    !seg.len)
+		return;
+	hb = bpf_map_lookup_elem(&es_handshake_bytes, &zero);
+	if (!hb)
+		return;
+	__builtin_memcpy(hb->peer, seg.peer, sizeof(hb->peer));
+	hb->end = seg.seq + seg.len;
+	hb->peer_port = seg.peer_port;
+	hb->port = port;
+}
+
+/* A request enters service: its answer is data written from now on. */
+static __always_inline void cgroup_request_start(struct edgeshed_sk_state *st,
+						 struct tcp_sock *tp)
+{
+	st->snd_mark = tp->write_seq;
+	request_start(st);
+}
+
+/* A connection of a port timed at its cgroup opened: the bytes that
+ * completed its handshake, if they wait for it, are its first request. */
+static __always_inline void cgroup_handshake_request(struct sock *sk)
+{
+	struct edgeshed_sk_state *st;
+	struct handshake_bytes *hb;
+	struct tcp_sock *tp;
+	__be32 peer[4] = {};
+	__u32 zero = 0;
+	__u8 family;
+
+	hb = bpf_map_lookup_elem(&es_handshake_bytes, &zero);
+	if (!hb || !hb->port || hb->port != sk->__sk_common.skc_num ||
+	    hb->peer_port != sk->__sk_common.skc_dport ||
+	    sock_peer(sk, peer, &family))
+		return;
+	if (hb->peer[0] != peer[0] ||
+	    (family == AF_INET6 &&
+	     (hb->peer[1] != peer[1] || hb->peer[2] != peer[2] ||
+	      hb->peer[3] != peer[3])))
+		return;
+	hb->port = 0;
+	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!st || !tp || !st->counted || !timed_by(st, EDGESHED_TIMERS_CGROUP))
+		return;
+	st->rcv_end = hb->end;
+	cgroup_request_start(st, tp);
 }
 
 /* The socket's storage, where skb belongs to a counted connection of a
  * port timed at its cgroup. */
 static __always_inline struct edgeshed_sk_state *
-cgroup_timed_state(struct __sk_buff *skb, struct tcp_sock **tp)
+cgroup_timed_state(struct bpf_sock *sk, struct tcp_sock **tp)
 {
 	struct edgeshed_sk_state *st;
-	struct bpf_sock *sk = skb->sk;
 
-	if (!sk)
-		return NULL;
 	*tp = bpf_skc_to_tcp_sock(sk);
 	if (!*tp)
 		return NULL;
@@ -86,50 +182,72 @@ cgroup_timed_state(struct __sk_buff *skb, struct tcp_sock **tp)
 
 /*
  * Ingress runs in tcp_filter(), before the socket lock and before the
- * segment is queued: request bytes are new when the segment is in order
- * and reaches past rcv_nxt (an out-of-order one waits for the hole to
- * fill, a retransmission is behind it). Bytes with a request in service
- * mark the overlap, as at sk_data_ready.
+ * segment is queued, or put in the backlog while the server holds the
+ * socket: request bytes are new when the segment is in order and reaches
+ * past what was seen (rcv_nxt, or the end of a segment still in the
+ * backlog; an out-of-order one waits for the hole to fill, a
+ * retransmission is behind it). Bytes with a request in service mark the
+ * overlap, as at sk_data_ready.
  */
 static __always_inline void cgroup_request_bytes(struct __sk_buff *skb)
 {
 	struct edgeshed_sk_state *st;
+	struct bpf_sock *sk = skb->sk;
 	struct tcp_segment seg;
 	struct tcp_sock *tp;
-	__u32 rcv_nxt;
+	__u32 seen, end;
 
-	st = cgroup_timed_state(skb, &tp);
+	if (!sk)
+		return;
+	if (sk->state == BPF_TCP_LISTEN) {
+		listener_bytes(skb, sk->src_port);
+		return;
+	}
+	st = cgroup_timed_state(sk, &tp);
 	if (!st || tcp_segment_of(skb, &seg) || !seg.len)
 		return;
-	rcv_nxt = tp->rcv_nxt;
-	if (seq_after(seg.seq, rcv_nxt) ||
-	    !seq_after(seg.seq + seg.len, rcv_nxt))
+	seen = tp->rcv_nxt;
+	if (seq_after(st->rcv_end, seen))
+		seen = st->rcv_end;
+	end = seg.seq + seg.len;
+	if (seq_after(seg.seq, seen) || !seq_after(end, seen))
 		return;
+	st->rcv_end = end;
 	if (st->request_ns) {
 		st->overlapped = 1;
 		return;
 	}
-	request_start(st);
+	cgroup_request_start(st, tp);
 }
 
 /*
  * Egress runs inside __tcp_transmit_skb(), before tcp_event_new_data_sent()
- * moves snd_nxt: an answer's first segment is one with a payload at
- * snd_nxt (a retransmission is below it). Its time is the first byte's
- * transmission, so a response held by Nagle or the congestion window
- * counts that wait too.
+ * moves snd_nxt: an answer is a segment of new data (at snd_nxt; a
+ * retransmission is below it) written after the request arrived (past
+ * snd_mark; the rest of an earlier response is not). Its time is the first
+ * byte's transmission, so a response held by Nagle or the congestion
+ * window counts that wait too. Request bytes seen and not read yet, in the
+ * receive queue or the backlog, stay in service (untimed).
  */
 static __always_inline void cgroup_answer_sent(struct __sk_buff *skb)
 {
 	struct edgeshed_sk_state *st;
+	struct bpf_sock *sk = skb->sk;
 	struct tcp_segment seg;
 	struct tcp_sock *tp;
+	int pending;
 
-	st = cgroup_timed_state(skb, &tp);
+	if (!sk)
+		return;
+	st = cgroup_timed_state(sk, &tp);
 	if (!st || !st->request_ns || tcp_segment_of(skb, &seg) || !seg.len)
 		return;
-	if (seg.seq == tp->snd_nxt)
-		request_answer((struct sock *)tp, st);
+	if (seg.seq != tp->snd_nxt || !seq_after(seg.seq + seg.len, st->snd_mark))
+		return;
+	pending = tcp_unread((struct sock *)tp) ||
+		  seq_after(st->rcv_end, tp->copied_seq);
+	request_answer(st, pending);
+	st->snd_mark = tp->write_seq;
 }
 
 #endif /* EDGESHED_CGROUP_TIMERS_BPF_H */

@@ -247,6 +247,8 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(edgeshed_track, struct sock *sk, int oldstate, int newstate)
 {
 	track_state_change(sk, oldstate, newstate);
+	if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED)
+		cgroup_handshake_request(sk);
 	return 0;
 }
 

@@ -24,6 +24,27 @@ static __always_inline int v4_mapped(const __be32 *a)
 	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
 }
 
+/* The client's address of a connection (IPv4 in peer[0], a v4-mapped one
+ * too) and its family; -1 for a socket of another family. */
+static __always_inline int sock_peer(struct sock *sk, __be32 peer[4],
+				     __u8 *family)
+{
+	*family = sk->__sk_common.skc_family;
+	if (*family == AF_INET) {
+		peer[0] = sk->__sk_common.skc_daddr;
+		return 0;
+	}
+	if (*family != AF_INET6)
+		return -1;
+	__builtin_memcpy(peer, sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32,
+			 4 * sizeof(peer[0]));
+	if (v4_mapped(peer)) {
+		*family = AF_INET;
+		peer[0] = peer[3];
+	}
+	return 0;
+}
+
 /* Whether a socket of namespace `inum` is the port's service: the port's
  * own namespace where it names one (a container's), else the interface's;
  * 0 in both: any. */
@@ -64,20 +85,8 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 	 * the same port elsewhere is not ours to count. */
 	if (!port_netns_ours(cfg, p, sk->__sk_common.skc_net.net->ns.inum))
 		return -1;
-	t->family = sk->__sk_common.skc_family;
-	if (t->family == AF_INET) {
-		t->peer[0] = sk->__sk_common.skc_daddr;
-	} else if (t->family == AF_INET6) {
-		__builtin_memcpy(t->peer,
-				 sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32,
-				 sizeof(t->peer));
-		if (v4_mapped(t->peer)) {
-			t->family = AF_INET;
-			t->peer[0] = t->peer[3];
-		}
-	} else {
+	if (sock_peer(sk, t->peer, &t->family))
 		return -1;
-	}
 	t->cfg = cfg;
 	t->latency_slot = p->latency_slot;
 	t->class_id = classify_source(cfg, t->family, t->peer, p->class_id);
@@ -179,6 +188,19 @@ static __always_inline void request_arrived(struct sock *sk, int read_too,
 	request_start(st);
 }
 
+/* The cgroup timers' marks (abi.h) of a connection they have not seen
+ * before: every byte received so far seen, every byte written answered. */
+static __always_inline void stream_marks(struct sock *sk,
+					 struct edgeshed_sk_state *st)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	if (!tp)
+		return;
+	st->rcv_end = tp->copied_seq + tcp_unread(sk);
+	st->snd_mark = tp->write_seq;
+}
+
 /*
  * Counts a connection of a protected port, once: it may be counted
  * already while an upgrade runs old and new tracker side by side, or when
@@ -201,6 +223,7 @@ static __always_inline void count_socket(struct sock *sk, int opened_now)
 	st->port = port;
 	st->class_id = t.class_id;
 	st->latency_slot = t.latency_slot;
+	stream_marks(sk, st);
 	st->counted = 1;
 	live_add(&es_conns, &es_conns_cls, port, t.class_id, 1);
 	if (opened_now) {
@@ -295,13 +318,13 @@ static __always_inline void seed_socket(struct sock *sk)
  * before this send and is still unread stays in service, untimed: its
  * arrival was not seen on its own.
  */
-static __always_inline void request_answer(struct sock *sk,
-					   struct edgeshed_sk_state *st)
+static __always_inline void request_answer(struct edgeshed_sk_state *st,
+					   int pending)
 {
 	__u64 start, now;
 
 	now = bpf_ktime_get_ns();
-	if (tcp_unread(sk)) {
+	if (pending) {
 		start = __sync_lock_test_and_set(&st->request_ns, now);
 		if (!start)
 			return;
@@ -329,7 +352,7 @@ static __always_inline void request_answered(struct sock *sk, __u32 timers)
 
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
 	if (st && st->request_ns && timed_by(st, timers))
-		request_answer(sk, st);
+		request_answer(st, tcp_unread(sk) != 0);
 }
 
 #endif /* EDGESHED_REQUEST_TRACKER_BPF_H */

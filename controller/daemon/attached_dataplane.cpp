@@ -134,10 +134,11 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
                         ": keepalive = \"reclaim\" and \"refuse\" need bpf_sock_destroy() "
                         "(Linux 6.5) and the kernel's request accounting (6.11)");
     }
-    const auto timers = link_timers(iface, cfg_ports);
-    for (size_t i = 0; i < ports.size(); ++i) ports[i].timers = timers[i];
+    auto timers = link_timers(iface, cfg_ports);
+    if (!timers) return make_error(iface.name + ": " + timers.error().message);
+    for (size_t i = 0; i < ports.size(); ++i) ports[i].timers = (*timers)[i];
     if (auto s = iface.maps.set_ports(ports); !s) return s;
-    if (auto s = unlink_unused_timers(iface, cfg_ports, timers); !s) return s;
+    if (auto s = unlink_unused_timers(iface, cfg_ports, *timers); !s) return s;
     if (auto s = iface.requests.set(refuse_requests, iface.maps); !s) return s;
     // A port protected from now on has connections the tracker never saw open.
     if (auto s = seed_all(iface); !s) return s;
@@ -160,8 +161,8 @@ const std::string* timing_cgroup(const config::PortConfig& port) {
 
 }  // namespace
 
-std::vector<uint8_t> AttachedDataplane::link_timers(Interface& iface,
-                                                    const std::vector<config::PortConfig>& ports) {
+Result<std::vector<uint8_t>> AttachedDataplane::link_timers(
+    Interface& iface, const std::vector<config::PortConfig>& ports) {
   std::vector<uint8_t> timers(ports.size(), EDGESHED_TIMERS_TRACEPOINTS);
   if (!iface.timers.supported()) return timers;
   bool tracepoints = false;
@@ -171,26 +172,38 @@ std::vector<uint8_t> AttachedDataplane::link_timers(Interface& iface,
       tracepoints = tracepoints || ports[i].protocol == config::Protocol::kTcp;
       continue;
     }
-    if (auto s = iface.timers.link_cgroup(*cgroup); !s) {
+    // A cgroup gone took its service along: nothing to time until it is
+    // back (followed as its namespace is), and no tracepoint for it.
+    auto linked = iface.timers.link_cgroup(*cgroup);
+    if (!linked) {
       warn_limited("timers " + *cgroup,
                    iface.name + ": port " + std::to_string(ports[i].port) +
-                       ": requests timed at the tracepoints instead: " + s.error().message);
+                       ": requests timed at the tracepoints instead: " + linked.error().message);
       tracepoints = true;
       continue;
     }
     timers[i] = EDGESHED_TIMERS_CGROUP;
   }
   if (tracepoints && !iface.timers.tracepoints_linked()) {
-    if (auto s = iface.timers.link_tracepoints(); !s) {
-      warn_limited("timers", iface.name + ": " + s.error().message);
-    } else {
-      spdlog::info(
-          "{}: request timers linked to the tracepoints (sk_data_ready, "
-          "tcp_sendmsg_locked): a protected TCP port is not timed at a cgroup",
-          iface.name);
-    }
+    // The port map must not name timers that are not there: the ports
+    // are written again at the next tick (ports_pending_).
+    if (auto s = iface.timers.link_tracepoints(); !s) return s.error();
+    spdlog::info(
+        "{}: request timers linked to the tracepoints (sk_data_ready, "
+        "tcp_sendmsg_locked): a protected TCP port is not timed at a cgroup",
+        iface.name);
   }
   return timers;
+}
+
+bool AttachedDataplane::cgroups_to_relink(const std::vector<config::PortConfig>& ports) const {
+  return std::any_of(interfaces_.begin(), interfaces_.end(), [&](const Interface& iface) {
+    return iface.timers.supported() &&
+           std::any_of(ports.begin(), ports.end(), [&](const config::PortConfig& p) {
+             const std::string* cgroup = timing_cgroup(p);
+             return cgroup && iface.timers.relink_needed(*cgroup);
+           });
+  });
 }
 
 Status AttachedDataplane::unlink_unused_timers(Interface& iface,
@@ -208,7 +221,7 @@ Status AttachedDataplane::unlink_unused_timers(Interface& iface,
   }
   if (auto s = iface.timers.unlink_cgroups_but(cgroups); !s) return s;
   if (tracepoints || !iface.timers.tracepoints_linked()) return {};
-  if (auto s = iface.timers.unlink_tracepoints(); !s) return s;
+  iface.timers.unlink_tracepoints();
   spdlog::info(
       "{}: request timers unlinked from the tracepoints: every protected TCP port is "
       "timed at its cgroup, so the host's other sockets pay nothing for a send or a "
@@ -285,7 +298,9 @@ Status AttachedDataplane::refresh_destinations(const std::vector<IpPrefix>& conf
 
 Status AttachedDataplane::follow_namespaces(const config::Config& cfg) {
   constexpr auto kAddressesEvery = std::chrono::seconds(1);
-  if (namespaces_.refresh(cfg.ports) || ports_pending_) {
+  // A cgroup made anew under its name (a systemd service restarted) is
+  // linked again, as a namespace that came or went.
+  if (namespaces_.refresh(cfg.ports) || ports_pending_ || cgroups_to_relink(cfg.ports)) {
     if (auto s = apply_ports(cfg.ports); !s) return s;
     return refresh_destinations(cfg.dataplane.destinations);
   }

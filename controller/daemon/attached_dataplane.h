@@ -81,7 +81,11 @@ class AttachedDataplane final : public DataplaneAccess {
   // Links the timers each port needs on iface (a TCP port named by its
   // cgroup is timed there, any other at the tracepoints), and says which
   // times each port: written into the port map after.
-  std::vector<uint8_t> link_timers(Interface& iface, const std::vector<config::PortConfig>& ports);
+  Result<std::vector<uint8_t>> link_timers(Interface& iface,
+                                           const std::vector<config::PortConfig>& ports);
+  // Whether a cgroup that times a port is not linked as it is now (made
+  // anew under its name, or come back).
+  bool cgroups_to_relink(const std::vector<config::PortConfig>& ports) const;
   // Unlinks what no port of the map just written needs.
   Status unlink_unused_timers(Interface& iface, const std::vector<config::PortConfig>& ports,
                               const std::vector<uint8_t>& timers);

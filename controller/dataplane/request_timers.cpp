@@ -87,8 +87,16 @@ Result<RequestTimers> RequestTimers::from_skeleton(const Skeleton& skel, std::st
                        std::move(*in), std::move(*out));
 }
 
-Status RequestTimers::link_cgroup(const std::string& folder) {
+Result<bool> RequestTimers::link_cgroup(const std::string& folder) {
   if (!supported()) return make_error("this kernel lacks the request accounting (Linux 6.11)");
+  struct stat st {};
+  if (stat(folder.c_str(), &st) != 0) {
+    linked_.erase(folder);
+    return false;
+  }
+  // Tried once per cgroup, linked or not: a folder that cannot be linked
+  // is not tried again every tick.
+  linked_[folder] = static_cast<uint64_t>(st.st_ino);
   auto id = cgroup_id(folder);
   if (!id) return id.error();
   Fd cgroup(open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -98,14 +106,21 @@ Status RequestTimers::link_cgroup(const std::string& folder) {
   const bool renew = !current_.contains(in);
   // Ingress first: a request seen to arrive is answered at egress.
   if (auto s = link_at(cgroup_in_.get(), cgroup.get(), BPF_CGROUP_INET_INGRESS, in, renew); !s) {
-    return s;
+    return s.error();
   }
   if (auto s = link_at(cgroup_out_.get(), cgroup.get(), BPF_CGROUP_INET_EGRESS, out, renew); !s) {
-    return s;
+    return s.error();
   }
   current_.insert(in);
   current_.insert(out);
-  return {};
+  return true;
+}
+
+bool RequestTimers::relink_needed(const std::string& folder) const {
+  const auto it = linked_.find(folder);
+  struct stat st {};
+  if (stat(folder.c_str(), &st) != 0) return it != linked_.end();
+  return it == linked_.end() || it->second != static_cast<uint64_t>(st.st_ino);
 }
 
 Status RequestTimers::unlink_cgroups_but(const std::set<std::string>& folders) {
@@ -148,14 +163,8 @@ Status RequestTimers::link_tracepoints() const {
   return {};
 }
 
-Status RequestTimers::unlink_tracepoints() const {
-  for (const char* name : {kRequestLinkPin, kResponseLinkPin}) {
-    const std::string pin = pin_dir_ + "/" + name;
-    if (exists(pin) && unlink(pin.c_str()) != 0) {
-      return make_error("cannot unlink " + pin + ": " + errno_text(errno));
-    }
-  }
-  return {};
+void RequestTimers::unlink_tracepoints() const {
+  for (const char* name : {kRequestLinkPin, kResponseLinkPin}) unlink_pin(pin_dir_ + "/" + name);
 }
 
 }  // namespace edgeshed

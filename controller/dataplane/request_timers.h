@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 
@@ -32,14 +33,19 @@ class RequestTimers {
 
   // Links the cgroup timers to the cgroup v2 folder, or gives a linked
   // one's links this data plane's programs (a daemon adopting the data
-  // plane), before its ports are switched to them.
-  Status link_cgroup(const std::string& folder);
+  // plane), before its ports are switched to them; false where the folder
+  // is gone (its service with it: nothing to time).
+  Result<bool> link_cgroup(const std::string& folder);
   // Unlinks every cgroup but those of folders (after their ports left them).
   Status unlink_cgroups_but(const std::set<std::string>& folders);
+  // Whether the folder is not the cgroup this instance last tried to link
+  // under its name: never tried, gone since, or made anew (a service
+  // restarted by systemd gets a new cgroup of the same name).
+  bool relink_needed(const std::string& folder) const;
   // Links the tracepoint timers if they are not; before a port needs them.
   Status link_tracepoints() const;
   // Unlinks them; once no port needs them.
-  Status unlink_tracepoints() const;
+  void unlink_tracepoints() const;
   // Whether the tracepoint timers are linked.
   bool tracepoints_linked() const;
 
@@ -54,6 +60,8 @@ class RequestTimers {
   Fd request_, response_, cgroup_in_, cgroup_out_;
   // The cgroup links whose programs are this instance's.
   std::set<std::string> current_;
+  // The id each folder had when this instance last tried to link it.
+  std::map<std::string, uint64_t> linked_;
 };
 
 }  // namespace edgeshed

@@ -360,9 +360,9 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 16, "port ABI");
 
 /* Which programs time a TCP port's requests. Both kinds look it up after
  * the socket's storage (only a protected socket gets that far), so a port
- * switched by a reload is timed by the new kind from its next segment:
- * never by both (a second arrival would mark the connection overlapped),
- * never by neither (its requests would stay in service until the close). */
+ * switched by a reload is timed by the new kind from its next segment. A
+ * segment in flight at the switch may be seen by both (its connection then
+ * marked overlapped) or by neither (that request uncounted). */
 enum edgeshed_port_timers {
 	/* The tracepoints on every socket of the host (sk_data_ready,
 	 * tcp_sendmsg_locked). */
@@ -644,8 +644,16 @@ struct edgeshed_sk_state {
 	 * still owes such a connection is unknown from here on, so it is
 	 * never refused nor reclaimed (keepalive = "refuse", "reclaim"). */
 	__u8 overlapped;
+	/* The cgroup timers' (EDGESHED_TIMERS_CGROUP) view of the stream, which
+	 * their ingress sees before the socket does: the end of the newest
+	 * request bytes seen (a segment may wait in the backlog, not yet in
+	 * rcv_nxt), and where the server's writes stood when the request in
+	 * service arrived (an answer is data written after it; the rest of an
+	 * earlier response still draining is not). Sequence numbers. */
+	__u32 rcv_end;
+	__u32 snd_mark;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_sk_state) == 24, "sk state ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_sk_state) == 32, "sk state ABI");
 
 /*
  * Latency histograms measured in the kernel on the server's sockets, one

@@ -105,7 +105,9 @@ STARTS=(${BENCH_SERVERS_STARTS:-$d_starts})
 CLIENTS=(${BENCH_SERVERS_CLIENTS:-conn ka})
 SETUPS=(${BENCH_SERVERS_SETUPS:-none edgeshed gate refuse semaphore static})
 STEP=${BENCH_SERVERS_STEP:-$d_step}
-out=$BENCH_OUT/servers
+# SV_POD=1 or cgroup: every server in a pod behind the node's interface, the
+# ports naming its namespace or its cgroup (servers_lib.sh), into servers-pod-*.
+out=$BENCH_OUT/servers${SV_POD:+-pod-$SV_POD}
 # BENCH_SERVERS_REPORT_ONLY=1: no runs; the rows and tables again from the
 # runs/ and capacity of the last run (after a change to the figures).
 REPORT_ONLY=${BENCH_SERVERS_REPORT_ONLY:-0}
@@ -124,6 +126,7 @@ lab_run() {
 		source "$LAB_LIB"
 		scenario_up
 		client_xdp_pass
+		sv_in_pod_if_asked
 		"$@"
 	)
 }
@@ -161,11 +164,11 @@ done
 
 # --- one case ----------------------------------------------------------------
 
-# listen_drops: the server namespace's TcpExt ListenDrops (SYNs and ACKs a
+# listen_drops: the servers' namespace's TcpExt ListenDrops (SYNs and ACKs a
 # listener dropped: accept queue full, and the like).
 listen_drops() {
 	# shellcheck disable=SC2016 # an awk program
-	in_srv awk '$1 == "TcpExt:" { if (!h) { for (i = 2; i <= NF; i++) if ($i == "ListenDrops") c = i; h = 1; next }
+	nsenter --net="/run/netns/$SV_NS" awk '$1 == "TcpExt:" { if (!h) { for (i = 2; i <= NF; i++) if ($i == "ListenDrops") c = i; h = 1; next }
 		print $c; exit }' /proc/net/netstat
 }
 
@@ -497,6 +500,8 @@ cost_case() {
 	start_matrix_daemon port_only $((SVC_PORT + 1))
 	sleep 2
 	cost_measure cost_unprotected
+	# In a pod (SV_POD) the ports already name where the server runs.
+	[ -z "${SV_POD:-}" ] || return 0
 	stop_daemon
 	stop_server
 	sv_pod_cgroup_up

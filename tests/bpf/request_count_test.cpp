@@ -5,7 +5,10 @@
 // several requests outstanding, half-closed, reset.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,13 +36,14 @@ constexpr size_t kRequestBytes = kHttpRequestBytes;
 constexpr size_t kResponseBytes = kHttpResponseBytes;
 
 // Each test runs with the port timed at the tracepoints, and at its
-// service's cgroup (the cgroup_skb programs): the counts are the same.
+// service's cgroup (the cgroup_skb programs), both kinds linked: the
+// counts are the same.
 class RequestCountTest : public TrackedLoopbackTest, public ::testing::WithParamInterface<uint8_t> {
  protected:
   void SetUp() override {
     TrackedLoopbackTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (GetParam() == EDGESHED_TIMERS_CGROUP) time_at_cgroup();
+    time_by(GetParam());
   }
 
   // Counts change in softirq context: wait for them rather than race. The
@@ -129,6 +133,52 @@ TEST_P(RequestCountTest, EachRequestIsTimedOnceByThePortsTimers) {
       samples = port.measures[static_cast<size_t>(LatencyMeasure::kResponse)].count;
   }
   EXPECT_EQ(samples, kRequests);
+}
+
+// A server with TCP_DEFER_ACCEPT (nginx's `listen ... deferred`) makes the
+// connection only when the client's first data comes: the segment that
+// completes the handshake carries the request, and the listener, not the
+// connection, sees it arrive.
+TEST_P(RequestCountTest, ARequestThatCompletesTheHandshakeIsInService) {
+  const int defer_s = 5;
+  ASSERT_EQ(setsockopt(listener_.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof(defer_s)),
+            0);
+  Fd client = connect_loopback(AF_INET, port_);
+  std::this_thread::sleep_for(20ms);  // the bare ACK is dropped: no connection yet
+  expect_in_service(0, 0);
+  send_request(client.get());
+  expect_in_service(1, 1);
+  Fd server(accept(listener_.get(), nullptr, nullptr));
+  read_bytes(server.get(), kRequestBytes);
+  send_response(server.get());
+  expect_in_service(0, 1);
+}
+
+// A request that arrives while an earlier response is still being sent
+// stays in service until its own answer: the rest of the earlier response,
+// written before it came, answers nothing.
+TEST_P(RequestCountTest, TheRestOfAnEarlierResponseAnswersNoLaterRequest) {
+  Pair p = open_pair();
+  send_request(p.client.get());
+  read_bytes(p.server.get(), kRequestBytes);
+  // A response larger than the buffers: most of it waits to be sent.
+  ASSERT_EQ(fcntl(p.server.get(), F_SETFL, fcntl(p.server.get(), F_GETFL) | O_NONBLOCK), 0);
+  const std::string chunk(64 * 1024, 'x');
+  size_t sent = 0;
+  for (ssize_t n; (n = send(p.server.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL)) > 0;) {
+    sent += static_cast<size_t>(n);
+  }
+  ASSERT_GT(sent, chunk.size());
+  expect_in_service(0, 1);  // answered at its first byte
+  send_request(p.client.get());
+  expect_in_service(1, 1);
+  ASSERT_EQ(fcntl(p.server.get(), F_SETFL, fcntl(p.server.get(), F_GETFL) & ~O_NONBLOCK), 0);
+  read_bytes(p.server.get(), kRequestBytes);  // read: the server works on it
+  read_bytes(p.client.get(), sent);           // the rest of the first response goes out
+  std::this_thread::sleep_for(20ms);
+  expect_in_service(1, 1);
+  send_response(p.server.get());
+  expect_in_service(0, 1);
 }
 
 // Two requests sent back to back: the server answers the first with the

@@ -52,18 +52,18 @@ class TrackedLoopbackTest : public ::testing::Test {
         {{kNormalPort, EDGESHED_CLASS_NORMAL}, {port_, EDGESHED_CLASS_NORMAL}}));
   }
 
-  // Times the port at a cgroup's sockets instead of at the tracepoints
-  // (which stay linked, and must leave the port alone): the listener is
-  // made again inside a test cgroup, so the sockets it accepts are the
-  // cgroup's and the clients' are not.
-  void time_at_cgroup() {
+  // The listener made again inside a test cgroup (the sockets it accepts
+  // are the cgroup's, the clients' are not), both kinds of timer linked,
+  // and the port timed by `timers` (enum edgeshed_port_timers): the other
+  // kind must leave it alone.
+  void time_by(uint8_t timers) {
     std::string why;
     cgroup_ = TestCgroup::create(&why);
     ASSERT_TRUE(cgroup_) << why;
     listener_ = cgroup_->inside([this] { return listen_on_loopback(AF_INET, &port_, 512); });
     link_cgroup_timers();
     PortClass timed{port_, EDGESHED_CLASS_NORMAL};
-    timed.timers = EDGESHED_TIMERS_CGROUP;
+    timed.timers = timers;
     ASSERT_TRUE(dp_.maps().set_ports({{kNormalPort, EDGESHED_CLASS_NORMAL}, timed}));
   }
   // The cgroup's timers, where the port is timed there.

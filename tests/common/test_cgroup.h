@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -78,7 +80,9 @@ class TestCgroup {
     if (!path_.empty()) rmdir(path_.c_str());
   }
 
-  // Runs make() with the process inside the cgroup, and returns its result.
+  // Runs make() with the process inside the cgroup, and returns its result;
+  // a process that cannot move in or back out aborts: its later sockets
+  // would be in the wrong cgroup unnoticed.
   template <typename Make>
   auto inside(Make make) const {
     join(path_);
@@ -93,7 +97,13 @@ class TestCgroup {
  private:
   TestCgroup() = default;
   static void join(const std::string& dir) {
-    std::ofstream(dir + "/cgroup.procs") << getpid() << "\n";
+    std::ofstream procs(dir + "/cgroup.procs");
+    procs << getpid() << "\n";
+    procs.flush();
+    if (!procs) {
+      std::fprintf(stderr, "cannot move the test process into %s\n", dir.c_str());
+      std::abort();
+    }
   }
 
   std::string path_, home_;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bpf/dataplane_fixture.h"
@@ -63,6 +64,17 @@ class RequestCountTest : public TrackedLoopbackTest, public ::testing::WithParam
     EXPECT_EQ(conns, connections) << "connections";
   }
 
+  // The client's request is in service before the server accepts the
+  // connection, and until it answers.
+  void request_before_accept(Fd client) {
+    send_request(client.get());
+    expect_in_service(1, 1);
+    Fd server(accept(listener_.get(), nullptr, nullptr));
+    read_bytes(server.get(), kRequestBytes);
+    send_response(server.get());
+    expect_in_service(0, 1);
+  }
+
   static void answer(const Pair& p) {
     read_bytes(p.server.get(), kRequestBytes);
     send_response(p.server.get());
@@ -100,13 +112,7 @@ TEST_P(RequestCountTest, KeepAliveCountsEachRequestUntilItsAnswer) {
 }
 
 TEST_P(RequestCountTest, ARequestQueuedBeforeAcceptIsInService) {
-  Fd client = connect_loopback(AF_INET, port_);
-  send_request(client.get());
-  expect_in_service(1, 1);
-  Fd server(accept(listener_.get(), nullptr, nullptr));
-  read_bytes(server.get(), kRequestBytes);
-  send_response(server.get());
-  expect_in_service(0, 1);
+  request_before_accept(connect_loopback(AF_INET, port_));
 }
 
 // Both kinds of timer are linked, and only the port's own times it: one
@@ -146,12 +152,7 @@ TEST_P(RequestCountTest, ARequestThatCompletesTheHandshakeIsInService) {
   Fd client = connect_loopback(AF_INET, port_);
   std::this_thread::sleep_for(20ms);  // the bare ACK is dropped: no connection yet
   expect_in_service(0, 0);
-  send_request(client.get());
-  expect_in_service(1, 1);
-  Fd server(accept(listener_.get(), nullptr, nullptr));
-  read_bytes(server.get(), kRequestBytes);
-  send_response(server.get());
-  expect_in_service(0, 1);
+  request_before_accept(std::move(client));
 }
 
 // A request that arrives while an earlier response is still being sent

@@ -164,7 +164,7 @@ TEST_P(RequestCountTest, TheRestOfAnEarlierResponseAnswersNoLaterRequest) {
   read_bytes(p.server.get(), kRequestBytes);
   // A response larger than the buffers: most of it waits to be sent.
   ASSERT_EQ(fcntl(p.server.get(), F_SETFL, fcntl(p.server.get(), F_GETFL) | O_NONBLOCK), 0);
-  const std::string chunk(64 * 1024, 'x');
+  const std::string chunk(size_t{64} * 1024, 'x');
   size_t sent = 0;
   for (ssize_t n; (n = send(p.server.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL)) > 0;) {
     sent += static_cast<size_t>(n);

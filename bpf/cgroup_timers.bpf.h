@@ -83,7 +83,8 @@ static __always_inline int tcp_segment_of(struct __sk_buff *skb,
  */
 struct handshake_bytes {
 	__be32 peer[4];
-	__u32 end; /* the bytes' end, in sequence space */
+	__u32 seq; /* the bytes' start: the new socket's rcv_nxt, or stale */
+	__u32 end; /* and end, in sequence space */
 	__be16 peer_port;
 	__u16 port; /* the listener's, host byte order; 0: none waiting */
 };
@@ -121,6 +122,7 @@ static __always_inline void listener_bytes(struct __sk_buff *skb, __u16 port)
 	if (!hb)
 		return;
 	__builtin_memcpy(hb->peer, seg.peer, sizeof(hb->peer));
+	hb->seq = seg.seq;
 	hb->end = seg.seq + seg.len;
 	hb->peer_port = seg.peer_port;
 	hb->port = port;
@@ -158,10 +160,25 @@ static __always_inline void cgroup_handshake_request(struct sock *sk)
 	hb->port = 0;
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL, 0);
 	tp = bpf_skc_to_tcp_sock(sk);
-	if (!st || !tp || !st->counted || !timed_by(st, EDGESHED_TIMERS_CGROUP))
+	/* Only the segment being processed starts where the socket's stream
+	 * does (not a SYN's data, nor bytes of an earlier attempt). */
+	if (!st || !tp || !st->counted || tp->rcv_nxt != hb->seq ||
+	    !timed_by(st, EDGESHED_TIMERS_CGROUP))
 		return;
 	st->rcv_end = hb->end;
 	cgroup_request_start(st, tp);
+}
+
+/* Marks ahead of what the socket could have (past its receive window, or
+ * its writes) are stale: left from a time the port was timed at the
+ * tracepoints, which do not move them. */
+static __always_inline void fresh_marks(struct edgeshed_sk_state *st,
+					struct tcp_sock *tp)
+{
+	if (seq_after(st->rcv_end, tp->rcv_nxt + tp->rcv_wnd))
+		st->rcv_end = tp->copied_seq + tcp_unread((struct sock *)tp);
+	if (seq_after(st->snd_mark, tp->write_seq))
+		st->snd_mark = tp->snd_una;
 }
 
 /* The socket's storage, where skb belongs to a counted connection of a
@@ -177,6 +194,7 @@ cgroup_timed_state(struct bpf_sock *sk, struct tcp_sock **tp)
 	st = bpf_sk_storage_get(&es_sk_state, *tp, NULL, 0);
 	if (!st || !st->counted || !timed_by(st, EDGESHED_TIMERS_CGROUP))
 		return NULL;
+	fresh_marks(st, *tp);
 	return st;
 }
 
@@ -210,7 +228,9 @@ static __always_inline void cgroup_request_bytes(struct __sk_buff *skb)
 	if (seq_after(st->rcv_end, seen))
 		seen = st->rcv_end;
 	end = seg.seq + seg.len;
-	if (seq_after(seg.seq, seen) || !seq_after(end, seen))
+	/* Past the window, the socket drops the bytes. */
+	if (seq_after(seg.seq, seen) || !seq_after(end, seen) ||
+	    seq_after(end, tp->rcv_nxt + tp->rcv_wnd))
 		return;
 	st->rcv_end = end;
 	if (st->request_ns) {

@@ -156,10 +156,19 @@ static __always_inline void request_start(struct edgeshed_sk_state *st)
 {
 	__u64 now = bpf_ktime_get_ns();
 
+	if (st->request_ns)
+		return;
+	/* Counted before it is stamped: an exit (an answer, a close) takes the
+	 * stamp first, so it never passes the entry, not even from another
+	 * CPU (the cgroup timers' ingress runs without the socket lock). */
+	request_enter(st, now);
 	if (__sync_val_compare_and_swap(&st->request_ns, 0, now) == 0) {
 		st->untimed = 0;
-		request_enter(st, now);
+		return;
 	}
+	/* Another tracker stamped it first (an upgrade runs two at once). */
+	live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id, -1);
+	age_leave(st->port, st->class_id, now);
 }
 
 /*
@@ -189,7 +198,7 @@ static __always_inline void request_arrived(struct sock *sk, int read_too,
 }
 
 /* The cgroup timers' marks (abi.h) of a connection they have not seen
- * before: every byte received so far seen, every byte written answered. */
+ * before: every byte received so far seen, every byte sent answered. */
 static __always_inline void stream_marks(struct sock *sk,
 					 struct edgeshed_sk_state *st)
 {
@@ -198,7 +207,9 @@ static __always_inline void stream_marks(struct sock *sk,
 	if (!tp)
 		return;
 	st->rcv_end = tp->copied_seq + tcp_unread(sk);
-	st->snd_mark = tp->write_seq;
+	/* What is written and not sent yet may be the answer of a request
+	 * the seed walk finds read and unanswered. */
+	st->snd_mark = tp->snd_nxt;
 }
 
 /*

@@ -401,12 +401,6 @@ Result<LiveCounts> Maps::take_live_counts() const {
   auto connections = read_connection_classes();
   if (!connections) return connections.error();
   live.inflight = *inflight;
-  // The cgroup timers' ingress runs without the socket lock: a request's
-  // exit on one CPU may come a moment before its entry on another, and a
-  // count read in between is -1 as an unsigned. It is none.
-  for (auto& n : live.inflight) {
-    if (n > std::numeric_limits<uint64_t>::max() / 2) n = 0;
-  }
   live.connections = *connections;
   for (size_t c = 0; c < live.peak_inflight.size(); ++c) {
     live.peak_inflight[c] = std::max((*peaks)[c], live.inflight[c]);

@@ -134,7 +134,9 @@ TEST_P(RequestCountTest, EachRequestIsTimedOnceByThePortsTimers) {
   EXPECT_EQ(st.overlapped, 0u);
   EXPECT_EQ(st.untimed, 0u);
   uint64_t samples = 0;
-  for (const auto& port : dp_.maps().read_latency().value()) {
+  const auto latency = dp_.maps().read_latency();
+  ASSERT_TRUE(latency) << latency.error().message;
+  for (const auto& port : *latency) {
     if (port.port == port_)
       samples = port.measures[static_cast<size_t>(LatencyMeasure::kResponse)].count;
   }

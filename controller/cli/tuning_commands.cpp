@@ -3,8 +3,6 @@
 // applies, logs and persists it); without one, the changes that make sense
 // on their own (mode, action, ports, prefixes) are written to the pinned
 // maps directly, so `edgeshed mode off` works even when the daemon is dead.
-#include <unistd.h>
-
 #include <algorithm>
 #include <iostream>
 
@@ -20,6 +18,7 @@
 #include "common/names.h"
 #include "config/config.h"
 #include "dataplane/attach.h"
+#include "dataplane/pin_dirs.h"
 #include "dataplane/request_timers.h"
 #include "ipc/control_socket.h"
 #include "ipc/reset_target.h"
@@ -135,7 +134,7 @@ int write_config_directly(const std::string& only, const std::string& what,
 void warn_unless_tracepoints_time(const std::string& only) {
   for (const auto& iface : attached_interfaces()) {
     if (!only.empty() && iface != only) continue;
-    if (access((pin_dir_for(iface) + "/" + kRequestLinkPin).c_str(), F_OK) == 0) continue;
+    if (path_exists(pin_dir_for(iface) + "/" + kRequestLinkPin)) continue;
     std::cerr << "warning: " << iface
               << ": the tracepoint request timers are not linked (a daemon timed every port at "
                  "its cgroup, or the kernel lacks them): the port's requests are not counted "

@@ -159,19 +159,26 @@ const std::string* timing_cgroup(const config::PortConfig& port) {
   return &port.netns->path;
 }
 
+// Whether a protected TCP port is timed at the tracepoints.
+bool tracepoints_needed(const std::vector<config::PortConfig>& ports,
+                        const std::vector<uint8_t>& timers) {
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (ports[i].protocol == config::Protocol::kTcp && timers[i] == EDGESHED_TIMERS_TRACEPOINTS) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<std::vector<uint8_t>> AttachedDataplane::link_timers(
     Interface& iface, const std::vector<config::PortConfig>& ports) {
   std::vector<uint8_t> timers(ports.size(), EDGESHED_TIMERS_TRACEPOINTS);
   if (!iface.timers.supported()) return timers;
-  bool tracepoints = false;
   for (size_t i = 0; i < ports.size(); ++i) {
     const std::string* cgroup = timing_cgroup(ports[i]);
-    if (!cgroup) {
-      tracepoints = tracepoints || ports[i].protocol == config::Protocol::kTcp;
-      continue;
-    }
+    if (!cgroup) continue;
     // A cgroup gone took its service along: nothing to time until it is
     // back (followed as its namespace is), and no tracepoint for it.
     auto linked = iface.timers.link_cgroup(*cgroup);
@@ -179,12 +186,11 @@ Result<std::vector<uint8_t>> AttachedDataplane::link_timers(
       warn_limited("timers " + *cgroup,
                    iface.name + ": port " + std::to_string(ports[i].port) +
                        ": requests timed at the tracepoints instead: " + linked.error().message);
-      tracepoints = true;
       continue;
     }
     timers[i] = EDGESHED_TIMERS_CGROUP;
   }
-  if (tracepoints && !iface.timers.tracepoints_linked()) {
+  if (tracepoints_needed(ports, timers) && !iface.timers.tracepoints_linked()) {
     // The port map must not name timers that are not there: the ports
     // are written again at the next tick (ports_pending_).
     if (auto s = iface.timers.link_tracepoints(); !s) return s.error();
@@ -211,16 +217,11 @@ Status AttachedDataplane::unlink_unused_timers(Interface& iface,
                                                const std::vector<uint8_t>& timers) {
   if (!iface.timers.supported()) return {};
   std::set<std::string> cgroups;
-  bool tracepoints = false;
   for (size_t i = 0; i < ports.size(); ++i) {
-    if (timers[i] == EDGESHED_TIMERS_CGROUP) {
-      cgroups.insert(*timing_cgroup(ports[i]));
-    } else {
-      tracepoints = tracepoints || ports[i].protocol == config::Protocol::kTcp;
-    }
+    if (timers[i] == EDGESHED_TIMERS_CGROUP) cgroups.insert(*timing_cgroup(ports[i]));
   }
   if (auto s = iface.timers.unlink_cgroups_but(cgroups); !s) return s;
-  if (tracepoints || !iface.timers.tracepoints_linked()) return {};
+  if (tracepoints_needed(ports, timers) || !iface.timers.tracepoints_linked()) return {};
   iface.timers.unlink_tracepoints();
   spdlog::info(
       "{}: request timers unlinked from the tracepoints: every protected TCP port is "

@@ -36,8 +36,6 @@ constexpr const char* kTrackerLinkPin = "tracker_link";
 constexpr const char* kLinkPins[] = {kXdpLinkPin, kTrackerLinkPin, kRequestLinkPin,
                                      kResponseLinkPin};
 
-bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
 Result<int> ifindex_of(const std::string& iface) {
   unsigned idx = if_nametoindex(iface.c_str());
   if (idx == 0) return make_error("no such interface: " + iface);
@@ -67,7 +65,7 @@ Result<std::string> attach_xdp(const Skeleton& skel, int ifindex, const AttachOp
     return chained + xdp_slot_text(dir) + "; `edgeshed detach` gives the hook back to it";
   }
   std::string pin = dir + "/" + kXdpLinkPin;
-  if (exists(pin)) {
+  if (path_exists(pin)) {
     Fd link(bpf_obj_get(pin.c_str()));
     if (!link.valid()) return make_error("cannot open " + pin + ": " + errno_text(errno));
     if (bpf_link_update(link.get(), prog_fd, nullptr) != 0) {
@@ -141,7 +139,7 @@ Status attach_tracing(bpf_program* prog, const std::string& dir, const char* pin
   bpf_link__destroy(link);
   close(fd);
   if (err) return make_error("cannot pin " + fresh + ": " + errno_text(err));
-  if (exists(pin) && unlink(pin.c_str()) != 0) {
+  if (path_exists(pin) && unlink(pin.c_str()) != 0) {
     return make_error("cannot release the old " + what + " " + pin + ": " + errno_text(errno));
   }
   if (rename(fresh.c_str(), pin.c_str()) != 0) {
@@ -176,7 +174,7 @@ Status attach_tracker(const Skeleton& skel, const std::string& dir) {
 // Reads the ABI and hook of an attached data plane before libbpf touches
 // its maps, so another ABI is refused instead of misread.
 Result<std::optional<edgeshed_config>> attached_config(const std::string& dir) {
-  if (!exists(dir + "/es_config")) return std::optional<edgeshed_config>{};
+  if (!path_exists(dir + "/es_config")) return std::optional<edgeshed_config>{};
   auto maps = Maps::open_pinned(dir);
   if (!maps) return maps.error();
   auto cfg = maps->read_config();
@@ -196,13 +194,13 @@ Result<Attached> attach(const AttachOptions& opts) {
   if (auto s = require_capabilities(); !s) return s.error();
   std::string dir = pin_dir_for(opts.iface);
   // A directory that is not ours is left exactly as it is.
-  if (exists(dir)) {
+  if (path_exists(dir)) {
     if (auto s = owned_by_us(dir); !s) return s.error();
   }
-  bool had_pins = exists(dir + "/es_config");
+  bool had_pins = path_exists(dir + "/es_config");
   auto attached = attach_or_adopt(opts);
   // A failed first attach must not leave half a data plane pinned.
-  if (!attached && !had_pins && exists(dir)) (void)detach(opts.iface);
+  if (!attached && !had_pins && path_exists(dir)) (void)detach(opts.iface);
   return attached;
 }
 
@@ -244,7 +242,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
   if (auto s = make_private_dir(host_pin_dir()); !s) return s.error();
   // A program already on the XDP hook is chained behind ours.
   std::optional<XdpNeighbour> neighbour;
-  if (opts.hook != EDGESHED_HOOK_TC && !exists(dir + "/" + kXdpLinkPin) && !xdp_chained(dir)) {
+  if (opts.hook != EDGESHED_HOOK_TC && !path_exists(dir + "/" + kXdpLinkPin) && !xdp_chained(dir)) {
     auto found = xdp_neighbour(*ifindex, opts.hook, opts.iface);
     if (!found) return found.error();
     neighbour = *found;
@@ -338,7 +336,7 @@ Result<Attached> attach_or_adopt(const AttachOptions& opts) {
 Status detach(const std::string& iface) {
   if (auto s = require_capabilities(); !s) return s;
   std::string dir = pin_dir_for(iface);
-  if (!exists(dir)) return make_error("nothing attached on " + iface + " (no " + dir + ")");
+  if (!path_exists(dir)) return make_error("nothing attached on " + iface + " (no " + dir + ")");
 
   // Detach is also how an operator removes a data plane of another version,
   // so only a config of our ABI is trusted for what to undo; otherwise the
@@ -419,7 +417,7 @@ Result<Fd> lock_interface(const std::string& iface) {
 Result<Fd> lock_attached_interface(const std::string& iface) {
   if (auto s = require_capabilities(); !s) return s.error();
   const std::string dir = pin_dir_for(iface);
-  if (!exists(dir)) return make_error("edgeshed is not attached to " + iface);
+  if (!path_exists(dir)) return make_error("edgeshed is not attached to " + iface);
   if (auto s = owned_by_us(dir); !s) return s.error();
   return take_lock(dir,
                    "a running daemon manages " + iface + " (it holds the lock on " + dir + ")");

@@ -14,6 +14,8 @@
 #include "edgeshed/abi.h"
 
 namespace edgeshed {
+
+bool path_exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 namespace {
 
 constexpr long kBpfFsMagic = 0xcafe4a11;

@@ -13,6 +13,8 @@ namespace edgeshed {
 
 // Mounts bpffs on /sys/fs/bpf when neither it nor the pin root is one.
 Status ensure_bpffs();
+// Whether a pin (or any path) exists.
+bool path_exists(const std::string& path);
 // Whoever owns a pin directory can swap the maps and programs in it, so
 // only a directory of our own user is trusted, whatever its mode.
 Status owned_by_us(const std::string& path);

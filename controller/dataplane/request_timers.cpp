@@ -12,12 +12,11 @@
 #include <filesystem>
 
 #include "dataplane/errno_message.h"
+#include "dataplane/pin_dirs.h"
 #include "edgeshed.skel.h"
 
 namespace edgeshed {
 namespace {
-
-bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 // The program's own fd, which outlives the skeleton.
 Result<Fd> dup_program(const bpf_program* prog) {
@@ -49,7 +48,7 @@ std::string cgroup_pin(const std::string& dir, uint64_t id, const char* way) {
 // Pins prog's new link to the cgroup as pin, or gives the pinned one prog.
 Status link_at(int prog_fd, int cgroup_fd, bpf_attach_type type, const std::string& pin,
                bool replace) {
-  if (exists(pin)) {
+  if (path_exists(pin)) {
     if (!replace) return {};
     Fd link(bpf_obj_get(pin.c_str()));
     if (!link.valid() || bpf_link_update(link.get(), prog_fd, nullptr) != 0) {
@@ -145,7 +144,8 @@ Status RequestTimers::unlink_cgroups_but(const std::set<std::string>& folders) {
 }
 
 bool RequestTimers::tracepoints_linked() const {
-  return exists(pin_dir_ + "/" + kRequestLinkPin) && exists(pin_dir_ + "/" + kResponseLinkPin);
+  return path_exists(pin_dir_ + "/" + kRequestLinkPin) &&
+         path_exists(pin_dir_ + "/" + kResponseLinkPin);
 }
 
 Status RequestTimers::link_tracepoints() const {
@@ -153,7 +153,7 @@ Status RequestTimers::link_tracepoints() const {
   for (const auto& [prog, name] :
        {std::pair{&request_, kRequestLinkPin}, std::pair{&response_, kResponseLinkPin}}) {
     const std::string pin = pin_dir_ + "/" + name;
-    if (exists(pin)) continue;
+    if (path_exists(pin)) continue;
     Fd link(bpf_raw_tracepoint_open(nullptr, prog->get()));
     if (!link.valid()) return make_error("cannot link " + pin + ": " + errno_text(errno));
     if (bpf_obj_pin(link.get(), pin.c_str()) != 0) {

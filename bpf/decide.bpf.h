@@ -11,6 +11,7 @@
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 #include "rst_policy.bpf.h"
+#include "service.bpf.h"
 #include "shed_rules.bpf.h"
 
 /* The smallest UDP payload that may carry a QUIC Initial (RFC 9000 14.1). */
@@ -41,6 +42,7 @@ struct admission {
 	const struct edgeshed_rate *rate;
 	__u64 now;
 	__u32 proto; /* enum edgeshed_protocol */
+	__u32 group; /* the service's class, edgeshed_group() */
 	__u32 class_id;
 };
 
@@ -72,18 +74,29 @@ static __always_inline int admission_to_host(struct admission *a,
 	return 0;
 }
 
-/* The class of the connection and its policy. Returns -1 where the
- * connection passes undecided (counted here): mode off, a controller gone
- * silent (fail open), a missing policy. */
+/* The service and class of the connection, and their policy. Returns -1
+ * where the connection passes undecided (counted here): a port served in
+ * several namespaces but not in the destination's, mode off, a controller
+ * gone silent (fail open), a missing policy. */
 static __always_inline int admission_policy(struct admission *a,
 					    const struct edgeshed_pkt *pkt,
-					    __u32 port_class)
+					    struct edgeshed_port *port)
 {
 	struct edgeshed_policy_set *set;
+	struct edgeshed_port *svc;
 
+	svc = service_entry(port, pkt->dport,
+			    port->service == EDGESHED_SERVICE_BY_NETNS ?
+				    destination_netns(pkt) :
+				    0);
+	if (!svc) {
+		a->s->global[EDGESHED_GCTR_UNPROTECTED]++;
+		return -1;
+	}
 	a->class_id = classify_source(a->cfg, pkt->family, pkt->saddr,
-				      port_class);
-	if (a->class_id >= EDGESHED_NUM_CLASSES) {
+				      svc->class_id);
+	a->group = service_group(svc, a->class_id);
+	if (a->group >= EDGESHED_NUM_GROUPS) {
 		a->s->global[EDGESHED_GCTR_NO_POLICY]++;
 		return -1;
 	}
@@ -102,8 +115,8 @@ static __always_inline int admission_policy(struct admission *a,
 		a->s->global[EDGESHED_GCTR_NO_POLICY]++;
 		return -1;
 	}
-	a->pol = &set->cls[a->class_id];
-	a->rate = &set->rate[a->class_id];
+	a->pol = &set->cls[a->group];
+	a->rate = &set->rate[a->group];
 	return 0;
 }
 
@@ -157,11 +170,11 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 		global_count(EDGESHED_GCTR_UNPROTECTED);
 		return EDGESHED_VERDICT_PASS;
 	}
-	if (admission_to_host(&a, pkt) || admission_policy(&a, pkt, port->class_id))
+	if (admission_to_host(&a, pkt) || admission_policy(&a, pkt, port))
 		return EDGESHED_VERDICT_PASS;
 	*class_out = a.class_id;
 
-	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, a.rate, pkt,
+	reason = shed_reason(a.group, a.cfg, a.ctl, a.pol, a.rate, pkt,
 			     a.now, 1);
 	if (!admission_shed(&a, pkt, reason, data, data_end))
 		return EDGESHED_VERDICT_PASS;
@@ -221,7 +234,7 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 	if (!port || !(port->protocols & EDGESHED_PORT_QUIC))
 		return EDGESHED_VERDICT_PASS;
 	/* Mode off and a silent controller pass even an undersized one. */
-	if (admission_to_host(&a, pkt) || admission_policy(&a, pkt, port->class_id))
+	if (admission_to_host(&a, pkt) || admission_policy(&a, pkt, port))
 		return EDGESHED_VERDICT_PASS;
 	if (pkt->payload_len < QUIC_MIN_INITIAL_DATAGRAM) {
 		a.s->global[EDGESHED_GCTR_QUIC_UNDERSIZED]++;
@@ -230,7 +243,7 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 			       EDGESHED_VERDICT_PASS;
 	}
 
-	reason = shed_reason(a.class_id, a.cfg, a.ctl, a.pol, a.rate, pkt,
+	reason = shed_reason(a.group, a.cfg, a.ctl, a.pol, a.rate, pkt,
 			     a.now, 0);
 	if (!admission_shed(&a, pkt, reason, data, data_end))
 		return EDGESHED_VERDICT_PASS;
@@ -242,31 +255,39 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 }
 
 /*
- * The class a frame too deep to read would have as a new connection: its
- * port's, when the cut header gave the port (-1 for a port not protected for
- * its transport), else normal's, the class ports have by default; then its
- * source prefix's.
+ * The group a frame too deep to read would have as a new connection: its
+ * port's service and class, when the cut header gave the port (-1 for a port
+ * not protected for its transport), else service 0's normal, the class ports
+ * have by default; the class then its source prefix's.
  */
-static __always_inline int too_deep_class(const struct edgeshed_pkt *pkt,
+static __always_inline int too_deep_group(const struct edgeshed_pkt *pkt,
 					  const struct edgeshed_config *cfg)
 {
-	__u32 class_id = EDGESHED_CLASS_NORMAL;
+	__u32 class_id = EDGESHED_CLASS_NORMAL, service = 0;
 
 	if (pkt->cut_proto) {
 		__u32 want = pkt->cut_proto == IPPROTO_UDP ? EDGESHED_PORT_QUIC :
 							      EDGESHED_PORT_TCP;
 		__u32 key = pkt->dport;
-		struct edgeshed_port *port;
+		struct edgeshed_port *port, *svc;
 
 		port = bpf_map_lookup_elem(&es_ports, &key);
 		if (!port || !(port->protocols & want))
 			return -1;
-		class_id = port->class_id;
+		/* A port of several namespaces: its headers were not read
+		 * far enough to say whose. */
+		svc = service_entry(port, pkt->dport, 0);
+		if (!svc)
+			return -1;
+		class_id = svc->class_id;
+		service = svc->service;
 	}
 	if (pkt->family)
 		class_id = classify_source(cfg, pkt->family, pkt->saddr,
 					   class_id);
-	return class_id < EDGESHED_NUM_CLASSES ? (int)class_id : -1;
+	if (service >= EDGESHED_MAX_SERVICES || class_id >= EDGESHED_NUM_CLASSES)
+		return -1;
+	return (int)edgeshed_group(service, class_id);
 }
 
 /*
@@ -280,7 +301,7 @@ static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *p
 {
 	struct edgeshed_policy_set *set;
 	struct admission a = {};
-	int class_id, reason;
+	int group, reason;
 
 	if (admission_to_host(&a, pkt))
 		return EDGESHED_VERDICT_PASS;
@@ -289,12 +310,12 @@ static __always_inline int edgeshed_decide_too_deep(const struct edgeshed_pkt *p
 	a.now = coarse_now();
 	if (heartbeat_stale(a.cfg, a.ctl, a.now))
 		goto pass;
-	class_id = too_deep_class(pkt, a.cfg);
+	group = too_deep_group(pkt, a.cfg);
 	set = active_policy(a.ctl);
-	if (!set || class_id < 0 || class_id >= EDGESHED_NUM_CLASSES)
+	if (!set || group < 0 || group >= EDGESHED_NUM_GROUPS)
 		goto pass;
-	reason = shed_reason(class_id, a.cfg, a.ctl, &set->cls[class_id],
-			     &set->rate[class_id], pkt, a.now,
+	reason = shed_reason(group, a.cfg, a.ctl, &set->cls[group],
+			     &set->rate[group], pkt, a.now,
 			     pkt->cut_proto != IPPROTO_UDP);
 	if (reason != EDGESHED_REASON_NONE) {
 		a.s->global[EDGESHED_GCTR_SHED_TOO_DEEP]++;

@@ -15,24 +15,41 @@
  * kernel, and the operator's prefixes) are decided. A frame too deep to
  * reach its IP header is taken for the host's.
  */
-static __always_inline int destination_ours(const struct edgeshed_config *cfg,
-					    const struct edgeshed_pkt *pkt)
+static __always_inline struct edgeshed_dst_value *
+destination_of(const struct edgeshed_pkt *pkt)
 {
-	if (!(cfg->flags & EDGESHED_CFG_F_DESTINATIONS))
-		return 1;
 	if (pkt->family == AF_INET) {
 		struct edgeshed_lpm_v4 key = { .prefixlen = 32 };
 
 		__builtin_memcpy(key.addr, pkt->daddr, sizeof(key.addr));
-		return bpf_map_lookup_elem(&es_dst4, &key) != NULL;
+		return bpf_map_lookup_elem(&es_dst4, &key);
 	}
 	if (pkt->family == AF_INET6) {
 		struct edgeshed_lpm_v6 key = { .prefixlen = 128 };
 
 		__builtin_memcpy(key.addr, pkt->daddr, sizeof(key.addr));
-		return bpf_map_lookup_elem(&es_dst6, &key) != NULL;
+		return bpf_map_lookup_elem(&es_dst6, &key);
 	}
-	return 1;
+	return NULL;
+}
+
+static __always_inline int destination_ours(const struct edgeshed_config *cfg,
+					    const struct edgeshed_pkt *pkt)
+{
+	if (!(cfg->flags & EDGESHED_CFG_F_DESTINATIONS))
+		return 1;
+	if (pkt->family != AF_INET && pkt->family != AF_INET6)
+		return 1;
+	return destination_of(pkt) != NULL;
+}
+
+/* The namespace a new connection is for, as its destination says
+ * (edgeshed_dst_value); 0: none known. */
+static __always_inline __u64 destination_netns(const struct edgeshed_pkt *pkt)
+{
+	struct edgeshed_dst_value *v = destination_of(pkt);
+
+	return v ? v->netns_cookie : 0;
 }
 
 #endif /* EDGESHED_DESTINATION_BPF_H */

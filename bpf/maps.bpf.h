@@ -63,6 +63,14 @@ struct {
 	__type(value, struct edgeshed_dst_value);
 } es_dst6 SEC(".maps");
 
+/* The services of ports served in several namespaces (abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EDGESHED_MAX_SERVICE_KEYS);
+	__type(key, struct edgeshed_service_key);
+	__type(value, struct edgeshed_port);
+} es_services SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -79,14 +87,14 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__uint(max_entries, EDGESHED_NUM_GROUPS);
 	__type(key, __u32);
 	__type(value, __u64);
 } es_inflight_cls SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__uint(max_entries, EDGESHED_NUM_GROUPS);
 	__type(key, __u32);
 	__type(value, __u64);
 } es_inflight_peak SEC(".maps");
@@ -100,7 +108,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__uint(max_entries, EDGESHED_NUM_GROUPS);
 	__type(key, __u32);
 	__type(value, __u64);
 } es_inflight_since_cls SEC(".maps");
@@ -108,7 +116,7 @@ struct {
 /* The queue gate's cohorts, EDGESHED_COHORT_SLICES a class (abi.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, EDGESHED_NUM_CLASSES * EDGESHED_COHORT_SLICES);
+	__uint(max_entries, EDGESHED_NUM_GROUPS * EDGESHED_COHORT_SLICES);
 	__type(key, __u32);
 	__type(value, struct edgeshed_cohort);
 } es_cohorts SEC(".maps");
@@ -122,20 +130,20 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__uint(max_entries, EDGESHED_NUM_GROUPS);
 	__type(key, __u32);
 	__type(value, __u64);
 } es_conns_cls SEC(".maps");
 
 /*
- * New-connection rate limit of each class: the time its next token is due
+ * New-connection rate limit of each group: the time its next token is due
  * (GCRA, see take_token()). Shared by all CPUs so the rate is the configured
  * one whatever the RSS spread, and lock-free: one cache line that every CPU
  * updates with atomic adds, where a spin lock would serialise a flood.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, EDGESHED_NUM_CLASSES);
+	__uint(max_entries, EDGESHED_NUM_GROUPS);
 	__type(key, __u32);
 	__type(value, __u64);
 } es_buckets SEC(".maps");

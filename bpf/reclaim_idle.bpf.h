@@ -104,7 +104,7 @@ static __always_inline int list_idle(struct bpf_iter__tcp *ctx)
 	rec.cookie = bpf_get_socket_cookie(sk);
 	rec.idle_ns = idle_ns(tp);
 	rec.port = st->port;
-	rec.class_id = st->class_id;
+	rec.group = st->group;
 	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
 	return 0;
 }
@@ -133,9 +133,9 @@ static __always_inline int reclaim_chosen(struct bpf_iter__tcp *ctx)
 	s = stats_get();
 	if (!st || !cfg || !s || cfg->mode == EDGESHED_MODE_OFF)
 		return 0;
-	class_id = st->class_id;
-	if (class_id >= EDGESHED_NUM_CLASSES)
+	if (st->group >= EDGESHED_NUM_GROUPS)
 		return 0;
+	class_id = edgeshed_group_class(st->group);
 	if (cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(s, EDGESHED_PROTO_TCP, class_id,
 			    EDGESHED_CTR_WOULD_RECLAIM);

@@ -119,14 +119,14 @@ static __always_inline int read_data_segment(struct __sk_buff *skb,
  * request: the SYN decision admitted it, and clients retry a refused request
  * only on a reused connection (Go's transport, curl).
  */
-static __always_inline int new_request_class(struct __sk_buff *skb,
+static __always_inline int new_request_group(struct __sk_buff *skb,
 					     struct data_segment *seg,
 					     __u64 netns)
 {
 	struct edgeshed_sk_state *st;
 	struct bpf_sock *sk, *full;
 	struct tcp_sock *tp;
-	int class_id = -1;
+	int group = -1;
 
 	/* Constant sizes: the verifier bounds the tuple by them. */
 	if (seg->family == AF_INET)
@@ -150,10 +150,10 @@ static __always_inline int new_request_class(struct __sk_buff *skb,
 	if (!st || !st->counted || st->request_ns || st->overlapped ||
 	    st->port != seg->dport)
 		goto out;
-	class_id = st->class_id;
+	group = st->group;
 out:
 	bpf_sk_release(sk);
-	return class_id;
+	return group;
 }
 
 /* The frame from l3_off on becomes a bare RST of the connection, to the
@@ -241,19 +241,24 @@ static __always_inline int reset_both_ends(struct __sk_buff *skb,
 	return 0;
 }
 
-/* The classes at their in-flight cap or with their queue gate shut, a bit
- * each (*gated: those of the gate alone): the socket lookup, the filter's
- * dearest step, is paid only while one is (a lookup per class instead). */
+/* The service's classes at their in-flight cap or with their queue gate
+ * shut, a bit each (*gated: those of the gate alone): the socket lookup,
+ * the filter's dearest step, is paid only while one is (a lookup per class
+ * instead). */
 static __always_inline __u32 classes_at_cap(const struct edgeshed_policy_set *set,
-					    __u64 now, __u32 *gated)
+					    __u32 service, __u64 now,
+					    __u32 *gated)
 {
-	__u32 c, mask = 0;
+	__u32 c, g, mask = 0;
 
 #pragma unroll
 	for (c = 0; c < EDGESHED_NUM_CLASSES; c++) {
-		if (at_cap(&es_inflight_cls, c, set->cls[c].inflight_cap)) {
+		g = edgeshed_group(service, c);
+		if (g >= EDGESHED_NUM_GROUPS)
+			break;
+		if (at_cap(&es_inflight_cls, g, set->cls[g].inflight_cap)) {
 			mask |= 1u << c;
-		} else if (queue_gate_shut(c, &set->cls[c], now)) {
+		} else if (queue_gate_shut(g, &set->cls[g], now)) {
 			mask |= 1u << c;
 			*gated |= 1u << c;
 		}
@@ -295,7 +300,7 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	struct admission a = { .proto = EDGESHED_PROTO_TCP };
 	__u32 key, at_cap_mask, gated = 0;
 	__u64 netns;
-	int class_id;
+	int group, class_id;
 
 	if (read_data_segment(skb, &seg))
 		return TC_ACT_UNSPEC;
@@ -303,6 +308,7 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	port = bpf_map_lookup_elem(&es_ports, &key);
 	if (!port || !(port->protocols & EDGESHED_PORT_TCP) ||
 	    port->requests != EDGESHED_REQUESTS_REFUSE ||
+	    port->service >= EDGESHED_MAX_SERVICES ||
 	    port_lookup_netns(port, &netns))
 		return TC_ACT_UNSPEC;
 	if (admission_settings(&a) || a.cfg->mode == EDGESHED_MODE_OFF)
@@ -313,12 +319,15 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	set = active_policy(a.ctl);
 	if (!set)
 		return TC_ACT_UNSPEC;
-	at_cap_mask = classes_at_cap(set, a.now, &gated);
+	at_cap_mask = classes_at_cap(set, port->service, a.now, &gated);
 	if (!at_cap_mask)
 		return TC_ACT_UNSPEC;
-	class_id = new_request_class(skb, &seg, netns);
-	if (class_id < 0 || class_id >= EDGESHED_NUM_CLASSES ||
-	    !(at_cap_mask & (1u << class_id)))
+	group = new_request_group(skb, &seg, netns);
+	if (group < 0 || group >= EDGESHED_NUM_GROUPS ||
+	    edgeshed_group_service(group) != port->service)
+		return TC_ACT_UNSPEC;
+	class_id = (int)edgeshed_group_class(group);
+	if (!(at_cap_mask & (1u << class_id)))
 		return TC_ACT_UNSPEC;
 	if (gated & (1u << class_id))
 		a.s->global[EDGESHED_GCTR_QUEUE_GATE]++;

@@ -16,6 +16,7 @@
 #include "maps.bpf.h"
 #include "queue_age.bpf.h"
 #include "rst_policy.bpf.h"
+#include "service.bpf.h"
 #include "tcp_iter.bpf.h"
 
 /* A v4 client on a dual-stack listener shows up as ::ffff:a.b.c.d. */
@@ -63,15 +64,31 @@ struct tracked_sock {
 	__be32 peer[4]; /* the client's address; IPv4 uses [0] */
 	__u8 family;	/* the client's: AF_INET for a v4-mapped one */
 	__u8 latency_slot;
-	__u32 class_id; /* found as the SYN's was */
+	__u32 group; /* its service's class, found as the SYN's was */
 };
 
+/* The entry of the service a socket of the protected port `p` is of: the
+ * port's where it has one service, if the socket is in its namespace;
+ * NULL where the socket is no service's. */
+static __always_inline struct edgeshed_port *
+socket_service(struct sock *sk, const struct edgeshed_config *cfg,
+	       struct edgeshed_port *p, __u16 port)
+{
+	struct net *net = sk->__sk_common.skc_net.net;
+
+	if (p->service == EDGESHED_SERVICE_BY_NETNS)
+		return service_entry(p, port, net->net_cookie);
+	/* The tracepoint fires for every namespace of the host; a service on
+	 * the same port elsewhere is not ours to count. */
+	return port_netns_ours(cfg, p, net->ns.inum) ? p : NULL;
+}
+
 /* Fills t for a socket of a protected port; -1 for any other socket. */
-static __always_inline int socket_class(struct sock *sk, __u16 port,
+static __always_inline int socket_group(struct sock *sk, __u16 port,
 					struct tracked_sock *t)
 {
 	const struct edgeshed_config *cfg;
-	struct edgeshed_port *p;
+	struct edgeshed_port *p, *svc;
 	__u32 key = port;
 
 	p = bpf_map_lookup_elem(&es_ports, &key);
@@ -81,21 +98,19 @@ static __always_inline int socket_class(struct sock *sk, __u16 port,
 	cfg = bpf_map_lookup_elem(&es_config, &key);
 	if (!cfg)
 		return -1;
-	/* The tracepoint fires for every namespace of the host; a service on
-	 * the same port elsewhere is not ours to count. */
-	if (!port_netns_ours(cfg, p, sk->__sk_common.skc_net.net->ns.inum))
-		return -1;
-	if (sock_peer(sk, t->peer, &t->family))
+	svc = socket_service(sk, cfg, p, port);
+	if (!svc || sock_peer(sk, t->peer, &t->family))
 		return -1;
 	t->cfg = cfg;
-	t->latency_slot = p->latency_slot;
-	t->class_id = classify_source(cfg, t->family, t->peer, p->class_id);
-	return t->class_id < EDGESHED_NUM_CLASSES ? 0 : -1;
+	t->latency_slot = svc->latency_slot;
+	t->group = service_group(svc, classify_source(cfg, t->family, t->peer,
+						      svc->class_id));
+	return t->group < EDGESHED_NUM_GROUPS ? 0 : -1;
 }
 
-/* Adds d to a live count of the port and of the class (see abi.h). */
-static __always_inline __u64 live_add(void *port_map, void *class_map,
-				      __u16 port, __u32 class_id, __s64 d)
+/* Adds d to a live count of the port and of the group (see abi.h). */
+static __always_inline __u64 live_add(void *port_map, void *group_map,
+				      __u16 port, __u32 group, __s64 d)
 {
 	__u32 key = port;
 	__u64 *v;
@@ -103,7 +118,7 @@ static __always_inline __u64 live_add(void *port_map, void *class_map,
 	v = bpf_map_lookup_elem(port_map, &key);
 	if (v)
 		__sync_fetch_and_add(v, d);
-	v = bpf_map_lookup_elem(class_map, &class_id);
+	v = bpf_map_lookup_elem(group_map, &group);
 	return v ? __sync_fetch_and_add(v, d) + d : 0;
 }
 
@@ -115,12 +130,12 @@ static __always_inline __u64 live_add(void *port_map, void *class_map,
 static __always_inline void request_enter(struct edgeshed_sk_state *st,
 					  __u64 at)
 {
-	__u32 class_id = st->class_id;
+	__u32 group = st->group;
 	__u64 now, *peak;
 
-	age_enter(st->port, class_id, at);
-	now = live_add(&es_inflight, &es_inflight_cls, st->port, class_id, 1);
-	peak = bpf_map_lookup_elem(&es_inflight_peak, &class_id);
+	age_enter(st->port, group, at);
+	now = live_add(&es_inflight, &es_inflight_cls, st->port, group, 1);
+	peak = bpf_map_lookup_elem(&es_inflight_peak, &group);
 	if (peak && now > *peak)
 		*peak = now;
 }
@@ -133,8 +148,8 @@ static __always_inline void request_drop(struct edgeshed_sk_state *st)
 
 	if (!start)
 		return;
-	live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id, -1);
-	age_leave(st->port, st->class_id, start);
+	live_add(&es_inflight, &es_inflight_cls, st->port, st->group, -1);
+	age_leave(st->port, st->group, start);
 }
 
 /* Whether st's port is timed by `timers` (enum edgeshed_port_timers);
@@ -167,8 +182,8 @@ static __always_inline void request_start(struct edgeshed_sk_state *st)
 		return;
 	}
 	/* Another tracker stamped it first (an upgrade runs two at once). */
-	live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id, -1);
-	age_leave(st->port, st->class_id, now);
+	live_add(&es_inflight, &es_inflight_cls, st->port, st->group, -1);
+	age_leave(st->port, st->group, now);
 }
 
 /*
@@ -225,18 +240,18 @@ static __always_inline void count_socket(struct sock *sk, int opened_now)
 	struct edgeshed_sk_state *st;
 	__u16 port = sk->__sk_common.skc_num;
 
-	if (socket_class(sk, port, &t))
+	if (socket_group(sk, port, &t))
 		return;
 	st = bpf_sk_storage_get(&es_sk_state, sk, NULL,
 				BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st || st->counted)
 		return;
 	st->port = port;
-	st->class_id = t.class_id;
+	st->group = t.group;
 	st->latency_slot = t.latency_slot;
 	stream_marks(sk, st);
 	st->counted = 1;
-	live_add(&es_conns, &es_conns_cls, port, t.class_id, 1);
+	live_add(&es_conns, &es_conns_cls, port, t.group, 1);
 	if (opened_now) {
 		st->established_ns = bpf_ktime_get_ns();
 		reflect_credit(t.cfg, t.family, t.peer, st->established_ns);
@@ -283,7 +298,7 @@ static __always_inline void track_state_change(struct sock *sk, int oldstate,
 	if (st->counted &&
 	    (oldstate == TCP_CLOSE_WAIT || newstate != TCP_CLOSE_WAIT)) {
 		st->counted = 0;
-		live_add(&es_conns, &es_conns_cls, st->port, st->class_id, -1);
+		live_add(&es_conns, &es_conns_cls, st->port, st->group, -1);
 		/* No request enters service once the mark is off. */
 		request_drop(st);
 	}
@@ -344,8 +359,8 @@ static __always_inline void request_answer(struct edgeshed_sk_state *st,
 				       now - start);
 		st->untimed = 1;
 		/* The next request's own entry is unseen: it ages from now. */
-		age_leave(st->port, st->class_id, start);
-		age_enter(st->port, st->class_id, now);
+		age_leave(st->port, st->group, start);
+		age_enter(st->port, st->group, now);
 		return;
 	}
 	start = __sync_lock_test_and_set(&st->request_ns, 0);
@@ -353,8 +368,8 @@ static __always_inline void request_answer(struct edgeshed_sk_state *st,
 		return;
 	if (!st->untimed)
 		latency_record(st, EDGESHED_LATENCY_RESPONSE, now - start);
-	live_add(&es_inflight, &es_inflight_cls, st->port, st->class_id, -1);
-	age_leave(st->port, st->class_id, start);
+	live_add(&es_inflight, &es_inflight_cls, st->port, st->group, -1);
+	age_leave(st->port, st->group, start);
 }
 
 static __always_inline void request_answered(struct sock *sk, __u32 timers)

@@ -60,45 +60,45 @@ static __always_inline int gcra_take(__u64 *next, __u64 interval,
 	return 0;
 }
 
-/* A token of the class's rate limit. */
-static __always_inline int take_token(__u32 class_id,
+/* A token of the group's rate limit. */
+static __always_inline int take_token(__u32 group,
 				      const struct edgeshed_rate *rate,
 				      __u64 now)
 {
-	__u64 *next = bpf_map_lookup_elem(&es_buckets, &class_id);
+	__u64 *next = bpf_map_lookup_elem(&es_buckets, &group);
 
 	if (!next)
 		return 1;
 	return gcra_take(next, rate->interval_ns, rate->tolerance_ns, now);
 }
 
-/* A live count of the class (es_inflight_cls, es_conns_cls) is at cap. */
-static __always_inline int at_cap(void *class_counts, __u32 class_id, __u32 cap)
+/* A live count of the group (es_inflight_cls, es_conns_cls) is at cap. */
+static __always_inline int at_cap(void *group_counts, __u32 group, __u32 cap)
 {
 	__u64 *count;
 
 	if (!cap)
 		return 0;
-	count = bpf_map_lookup_elem(class_counts, &class_id);
+	count = bpf_map_lookup_elem(group_counts, &group);
 	return count && *count >= cap;
 }
 
-/* The class has as many requests in service, or established connections,
+/* The group has as many requests in service, or established connections,
  * as its caps allow. */
-static __always_inline int at_inflight_cap(__u32 class_id,
+static __always_inline int at_inflight_cap(__u32 group,
 					   const struct edgeshed_class_policy *pol)
 {
-	return at_cap(&es_inflight_cls, class_id, pol->inflight_cap) ||
-	       at_cap(&es_conns_cls, class_id, pol->conn_cap);
+	return at_cap(&es_inflight_cls, group, pol->inflight_cap) ||
+	       at_cap(&es_conns_cls, group, pol->conn_cap);
 }
 
-/* The class's queue gate is shut (queue_age.bpf.h), counted apart: a shed
+/* The group's queue gate is shut (queue_age.bpf.h), counted apart: a shed
  * at the cap that the cap alone would not have made. */
-static __always_inline int at_queue_gate(__u32 class_id,
+static __always_inline int at_queue_gate(__u32 group,
 					 const struct edgeshed_class_policy *pol,
 					 __u64 now)
 {
-	if (!queue_gate_shut(class_id, pol, now))
+	if (!queue_gate_shut(group, pol, now))
 		return 0;
 	global_count(EDGESHED_GCTR_QUEUE_GATE);
 	return 1;
@@ -115,7 +115,7 @@ active_policy(const struct edgeshed_control *ctl)
 
 /* with_cap: the in-flight cap applies (TCP; the kernel counts no live QUIC
  * connection). */
-static __always_inline int shed_reason(__u32 class_id,
+static __always_inline int shed_reason(__u32 group,
 				       const struct edgeshed_config *cfg,
 				       const struct edgeshed_control *ctl,
 				       const struct edgeshed_class_policy *pol,
@@ -123,12 +123,12 @@ static __always_inline int shed_reason(__u32 class_id,
 				       const struct edgeshed_pkt *pkt, __u64 now,
 				       int with_cap)
 {
-	if (with_cap && (at_inflight_cap(class_id, pol) ||
-			 at_queue_gate(class_id, pol, now)))
+	if (with_cap && (at_inflight_cap(group, pol) ||
+			 at_queue_gate(group, pol, now)))
 		return EDGESHED_REASON_CAP;
 	if (shed_by_fraction(cfg, ctl, pkt, pol->shed_frac))
 		return EDGESHED_REASON_FRAC;
-	if (pol->tokens_per_sec && !take_token(class_id, rate, now))
+	if (pol->tokens_per_sec && !take_token(group, rate, now))
 		return EDGESHED_REASON_RATE;
 	return EDGESHED_REASON_NONE;
 }

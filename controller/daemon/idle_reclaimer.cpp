@@ -35,8 +35,9 @@ Status IdleReclaimer::run(const law::Decision& d, const ClassCounts& connections
   std::vector<law::IdleCandidate> candidates;
   candidates.reserve(idle->size());
   for (const IdleConnection& c : *idle) {
-    if (c.class_id >= law::kNumClasses) continue;
-    candidates.push_back({c.cookie, c.idle, static_cast<law::TrafficClass>(c.class_id)});
+    // Service 0's groups are the classes; the law caps no other service.
+    if (c.group >= law::kNumClasses) continue;
+    candidates.push_back({c.cookie, c.idle, static_cast<law::TrafficClass>(c.group)});
   }
   const std::vector<uint64_t> chosen = reclaim_.choose(std::move(candidates), quota);
   if (chosen.empty()) return {};

@@ -85,7 +85,8 @@ Status DestinationMaps::replace(const std::vector<Destination>& wanted) const {
   auto current = read();
   if (!current) return current.error();
   for (const auto& d : wanted) {
-    const edgeshed_dst_value value{d.kind};
+    edgeshed_dst_value value{};
+    value.kind = d.kind;
     int err = 0;
     if (is_v4(d)) {
       const auto key = trie_key<edgeshed_lpm_v4>(d.prefix);

@@ -72,7 +72,7 @@ Result<std::vector<IdleConnection>> IdleConnections::list(const Everywhere& ever
     for (size_t i = 0; i < out->size() / sizeof(edgeshed_idle_conn); ++i) {
       edgeshed_idle_conn rec;
       std::memcpy(&rec, out->data() + i * sizeof(rec), sizeof(rec));
-      idle.push_back({rec.cookie, std::chrono::nanoseconds(rec.idle_ns), rec.port, rec.class_id});
+      idle.push_back({rec.cookie, std::chrono::nanoseconds(rec.idle_ns), rec.port, rec.group});
     }
     return {};
   });

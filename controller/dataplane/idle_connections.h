@@ -20,7 +20,7 @@ struct IdleConnection {
   uint64_t cookie = 0;  // the socket's cookie
   std::chrono::nanoseconds idle{0};
   uint16_t port = 0;
-  uint32_t class_id = 0;  // enum edgeshed_class
+  uint32_t group = 0;  // its service's class (abi.h, edgeshed_group())
 };
 
 class IdleConnections {

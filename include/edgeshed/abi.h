@@ -22,7 +22,7 @@
 #define EDGESHED_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define EDGESHED_ABI_VERSION 18
+#define EDGESHED_ABI_VERSION 19
 
 #define EDGESHED_MAC_LEN 6
 /* One IPv4 host; one IPv6 subnet, which a single client usually holds. */
@@ -43,6 +43,33 @@ enum edgeshed_class {
 	EDGESHED_CLASS_BACKGROUND = 2,
 	EDGESHED_NUM_CLASSES = 3,
 };
+
+/*
+ * Services: a protected port served in one network namespace is a service;
+ * the same port served in two (two pods on 8080) is two. What a cap reads
+ * is kept per group, a service's class, so that one service's queue never
+ * sheds another's connections: the live counts per class (es_*_cls), the
+ * cohorts, the token buckets and the policies. Service 0 is every port's
+ * unless the controller gives it another, so its groups are the classes'
+ * ids. The counters (es_stats) stay per class, all services summed.
+ */
+#define EDGESHED_MAX_SERVICES 32
+#define EDGESHED_NUM_GROUPS (EDGESHED_MAX_SERVICES * EDGESHED_NUM_CLASSES)
+
+static inline __u32 edgeshed_group(__u32 service, __u32 class_id)
+{
+	return service * EDGESHED_NUM_CLASSES + class_id;
+}
+
+static inline __u32 edgeshed_group_class(__u32 group)
+{
+	return group % EDGESHED_NUM_CLASSES;
+}
+
+static inline __u32 edgeshed_group_service(__u32 group)
+{
+	return group / EDGESHED_NUM_CLASSES;
+}
 
 enum edgeshed_mode {
 	EDGESHED_MODE_OFF = 0,	   /* pass everything, count nothing but passes */
@@ -322,13 +349,16 @@ struct edgeshed_rate {
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_rate) == 16, "rate ABI");
 
 struct edgeshed_policy_set {
-	struct edgeshed_class_policy cls[EDGESHED_NUM_CLASSES];
+	/* Per group (edgeshed_group()): service 0's classes first. */
+	struct edgeshed_class_policy cls[EDGESHED_NUM_GROUPS];
 	__u32 level;	 /* pressure level that produced it, for status */
 	__u32 _pad;
 	__u64 generation; /* tick counter of the controller */
-	struct edgeshed_rate rate[EDGESHED_NUM_CLASSES]; /* of cls[] */
+	struct edgeshed_rate rate[EDGESHED_NUM_GROUPS]; /* of cls[] */
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_policy_set) == 136, "policy set ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_policy_set) ==
+			    16 + EDGESHED_NUM_GROUPS * (24 + 16),
+		    "policy set ABI");
 
 /* Written by the controller every tick. */
 struct edgeshed_control {
@@ -354,9 +384,31 @@ struct edgeshed_port {
 	 * of its requests is refused. Unused for the interface's own. */
 	__s32 netns_id;
 	__u8 timers; /* enum edgeshed_port_timers (TCP) */
-	__u8 pad[3];
+	/* Its service (< EDGESHED_MAX_SERVICES), or EDGESHED_SERVICE_BY_NETNS. */
+	__u8 service;
+	__u8 pad[2];
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_port) == 16, "port ABI");
+
+/*
+ * A port served in several namespaces (edgeshed_port.service): es_ports
+ * holds what all of them share (protocols, requests, timers), and
+ * es_services, keyed by namespace and port, the rest of each one's entry
+ * (service, class_id, latency_slot, netns_ino, netns_id). A socket's
+ * namespace is its own; a SYN's is its destination's (edgeshed_dst_value).
+ * Keyed by the namespace's cookie, which, unlike its inode, is never
+ * reused while the host runs: a pod made anew is a new service.
+ */
+#define EDGESHED_SERVICE_BY_NETNS 0xff
+
+struct edgeshed_service_key {
+	__u64 netns_cookie;
+	__u32 port; /* host byte order */
+	__u32 _pad;
+};
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_service_key) == 16, "service key ABI");
+
+#define EDGESHED_MAX_SERVICE_KEYS 1024
 
 /* Which programs time a TCP port's requests. Both kinds look it up after
  * the socket's storage (only a protected socket gets that far), so a port
@@ -425,15 +477,20 @@ enum edgeshed_destination_kind {
 
 struct edgeshed_dst_value {
 	__u32 kind; /* enum edgeshed_destination_kind */
+	__u32 _pad;
+	/* The namespace the address is in, where a port served in several
+	 * looks its service up (es_services); 0: none known. */
+	__u64 netns_cookie;
 };
-EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 4, "destination ABI");
+EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 16, "destination ABI");
 
 #define EDGESHED_MAX_DESTINATIONS 4096
 
 /*
  * Live counts kept by the tracker programs, each a __u64 per local port
- * (EDGESHED_NUM_PORTS entries, host byte order) and per class
- * (EDGESHED_NUM_CLASSES entries):
+ * (EDGESHED_NUM_PORTS entries, host byte order; a port served in several
+ * namespaces sums theirs) and per group (EDGESHED_NUM_GROUPS entries, the
+ * "_cls" maps; service 0's are the classes'):
  *  - es_inflight, es_inflight_cls: requests in service. A connection of a
  *    protected port has a request in service from the moment request bytes
  *    are queued on it for the server (read or not) while it had none, until
@@ -445,7 +502,7 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 4, "destination ABI");
  *    or HTTP/2 streams) count 1.
  *  - es_conns, es_conns_cls: established connections, accepted or still in
  *    the accept queue, until the server is done with them.
- *  - es_inflight_peak (per class only): the most requests in service at
+ *  - es_inflight_peak (per group only): the most requests in service at
  *    once since the controller last reset it to 0.
  *  - es_inflight_since, es_inflight_since_cls: the sum of the times
  *    (bpf_ktime_get_ns()) at which the requests now in service entered it,
@@ -456,7 +513,7 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_dst_value) == 4, "destination ABI");
  */
 
 /*
- * The queue gate's evidence (es_cohorts): per class, a ring of
+ * The queue gate's evidence (es_cohorts): per group, a ring of
  * EDGESHED_COHORT_SLICES cohorts, the requests that entered service in one
  * slice of time, while the class's policy has a queue_age_us. A slice is
  * 2^shift ns, shift = edgeshed_cohort_shift(queue_age), between an eighth
@@ -554,7 +611,7 @@ struct edgeshed_idle_conn {
 	__u64 cookie;	/* the socket's cookie */
 	__u64 idle_ns;	/* since its last segment, either way */
 	__u16 port;	/* local port, host byte order */
-	__u8 class_id;	/* enum edgeshed_class */
+	__u8 group;	/* its service's class, edgeshed_group() */
 	__u8 _pad[5];
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_idle_conn) == 24, "idle connection ABI");
@@ -632,7 +689,7 @@ struct edgeshed_sk_state {
 	__u64 established_ns; /* passive open completed (bpf_ktime_get_ns) */
 	__u64 request_ns;     /* a request in service since; 0: none */
 	__u16 port;	      /* local port, host byte order */
-	__u8 class_id;	      /* enum edgeshed_class */
+	__u8 group;	      /* its service's class, edgeshed_group() */
 	__u8 counted;	      /* in the connection counts */
 	__u8 latency_slot;    /* es_latency index, or EDGESHED_LATENCY_NO_SLOT */
 	__u8 close_measured;  /* the server's close was recorded */

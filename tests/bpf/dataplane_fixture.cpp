@@ -1,5 +1,6 @@
 #include "bpf/dataplane_fixture.h"
 
+#include <arpa/inet.h>
 #include <sys/stat.h>
 
 #include <bpf/bpf.h>
@@ -166,6 +167,54 @@ void DataplaneFixture::set_inflight(uint32_t class_id, uint64_t count) const {
 void DataplaneFixture::set_connections(uint32_t class_id, uint64_t count) const {
   int fd = bpf_map__fd(skel_->get()->maps.es_conns_cls);
   ASSERT_EQ(bpf_map_update_elem(fd, &class_id, &count, BPF_ANY), 0);
+}
+
+void DataplaneFixture::serve_in_namespace(uint16_t port, uint32_t class_id, uint64_t netns_cookie,
+                                          uint32_t service) const {
+  edgeshed_port entry{};
+  entry.protocols = EDGESHED_PORT_TCP;
+  entry.class_id = static_cast<__u8>(class_id);
+  entry.latency_slot = EDGESHED_LATENCY_NO_SLOT;
+  entry.netns_id = -1;
+  entry.service = EDGESHED_SERVICE_BY_NETNS;
+  uint32_t key = port;
+  ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->get()->maps.es_ports), &key, &entry, BPF_ANY),
+            0);
+  edgeshed_service_key service_key{};
+  service_key.netns_cookie = netns_cookie;
+  service_key.port = port;
+  entry.service = static_cast<__u8>(service);
+  ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->get()->maps.es_services), &service_key, &entry,
+                                BPF_ANY),
+            0);
+}
+
+void DataplaneFixture::set_destination_v4(const std::string& address,
+                                          uint64_t netns_cookie) const {
+  edgeshed_lpm_v4 key{};
+  key.prefixlen = 32;
+  ASSERT_EQ(inet_pton(AF_INET, address.c_str(), key.addr), 1) << address;
+  edgeshed_dst_value value{};
+  value.kind = EDGESHED_DST_LOCAL;
+  value.netns_cookie = netns_cookie;
+  ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->get()->maps.es_dst4), &key, &value, BPF_ANY),
+            0);
+}
+
+namespace {
+uint64_t read_group(const bpf_map* map, uint32_t group) {
+  uint64_t v = 0;
+  EXPECT_EQ(bpf_map_lookup_elem(bpf_map__fd(map), &group, &v), 0) << "group " << group;
+  return v;
+}
+}  // namespace
+
+uint64_t DataplaneFixture::group_inflight(uint32_t group) const {
+  return read_group(skel_->get()->maps.es_inflight_cls, group);
+}
+
+uint64_t DataplaneFixture::group_connections(uint32_t group) const {
+  return read_group(skel_->get()->maps.es_conns_cls, group);
 }
 
 edgeshed_stats DataplaneFixture::stats() const { return maps_->read_stats().value(); }

@@ -108,6 +108,15 @@ class DataplaneFixture {
   void set_inflight(uint32_t class_id, uint64_t count) const;
   void set_connections(uint32_t class_id, uint64_t count) const;
   edgeshed_stats stats() const;
+  // The port served in several namespaces (EDGESHED_SERVICE_BY_NETNS), and
+  // one of them, by its cookie, as `service` with the port's class.
+  void serve_in_namespace(uint16_t port, uint32_t class_id, uint64_t netns_cookie,
+                          uint32_t service) const;
+  // An IPv4 address of this host's, in the namespace of netns_cookie.
+  void set_destination_v4(const std::string& address, uint64_t netns_cookie) const;
+  // A group's live counts (abi.h): requests in service, connections.
+  uint64_t group_inflight(uint32_t group) const;
+  uint64_t group_connections(uint32_t group) const;
 
   const Skeleton& skeleton() const { return *skel_; }
   const Maps& maps() const { return *maps_; }

@@ -116,7 +116,7 @@ TEST_P(ReclaimIdleTest, AnAnsweredConnectionIsIdleSinceItsLastSegment) {
   const auto idle = listed(c);
   ASSERT_TRUE(idle) << "an answered keep-alive connection is idle";
   EXPECT_EQ(idle->port, port_);
-  EXPECT_EQ(idle->class_id, static_cast<uint32_t>(EDGESHED_CLASS_NORMAL));
+  EXPECT_EQ(idle->group, static_cast<uint32_t>(EDGESHED_CLASS_NORMAL));
   EXPECT_GE(idle->idle, std::chrono::milliseconds(50));
   EXPECT_LT(idle->idle, std::chrono::seconds(5));
 }

@@ -1,7 +1,9 @@
 // A protected port whose service lives in another network namespace (a
 // container's, behind this host's interface): the tracker counts that
 // namespace's connections of the port, and not the same port's elsewhere,
-// on real loopback connections in two namespaces.
+// on real loopback connections in two namespaces. And a port served in two
+// namespaces (two pods on one port) is two services, counted and capped
+// apart.
 #include <gtest/gtest.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -23,6 +25,7 @@
 #include "bpf/tracked_loopback.h"
 #include "common/fd.h"
 #include "common/loopback.h"
+#include "common/wait_until.h"
 
 namespace edgeshed::testing {
 namespace {
@@ -34,6 +37,16 @@ uint32_t netns_inode(int ns_fd) {
   struct stat st {};
   EXPECT_EQ(fstat(ns_fd, &st), 0);
   return static_cast<uint32_t>(st.st_ino);
+}
+
+// The cookie of the calling thread's namespace, as the data plane reads it
+// (net->net_cookie).
+uint64_t netns_cookie_here() {
+  Fd s(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  uint64_t cookie = 0;
+  socklen_t len = sizeof(cookie);
+  EXPECT_EQ(getsockopt(s.get(), SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len), 0) << strerror(errno);
+  return cookie;
 }
 
 // A listener on 127.0.0.1:port of the calling thread's namespace.
@@ -68,6 +81,7 @@ class OtherNamespace {
     EXPECT_EQ(ioctl(s.get(), SIOCGIFFLAGS, &ifr), 0);
     ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
     EXPECT_EQ(ioctl(s.get(), SIOCSIFFLAGS, &ifr), 0);
+    cookie_ = netns_cookie_here();
   }
   ~OtherNamespace() { leave(); }
   OtherNamespace(const OtherNamespace&) = delete;
@@ -80,10 +94,12 @@ class OtherNamespace {
     home_ = Fd();
   }
   uint32_t inode() const { return netns_inode(self_.get()); }
+  uint64_t cookie() const { return cookie_; }
 
  private:
   Fd home_;
   Fd self_;
+  uint64_t cookie_ = 0;
 };
 
 class ServiceNetnsTest : public ::testing::Test {
@@ -221,6 +237,96 @@ TEST_F(ServiceNetnsTest, AGoneNamespaceCountsNothingNewAndUncountsWhatItCounted)
   reset_all(pod);
   ns.leave();
   expect_counted(port, 0, 0);
+}
+
+// Two pods serving one port are two services: each one's requests and
+// connections are its own group's, whatever the other's, and the host's
+// sockets of the same port are neither's.
+TEST_F(ServiceNetnsTest, TwoNamespacesOnOnePortAreTwoServices) {
+  constexpr uint32_t kFirst = 1, kSecond = 2;
+  const uint32_t first = edgeshed_group(kFirst, EDGESHED_CLASS_NORMAL);
+  const uint32_t second = edgeshed_group(kSecond, EDGESHED_CLASS_BACKGROUND);
+  uint16_t port = 0;
+  Side a, b, host;
+  {
+    OtherNamespace ns;
+    a.listener = listen_on_loopback(AF_INET, &port, 64);
+    dp_.serve_in_namespace(port, EDGESHED_CLASS_NORMAL, ns.cookie(), kFirst);
+    open_requests(a, port, 3);
+  }
+  {
+    OtherNamespace ns;
+    b.listener = listen_on_port(port);
+    dp_.serve_in_namespace(port, EDGESHED_CLASS_BACKGROUND, ns.cookie(), kSecond);
+    open_requests(b, port, 5);
+  }
+  host.listener = listen_on_port(port);
+  open_requests(host, port, 2);
+  const auto expect_groups = [&](uint64_t in_first, uint64_t conns_first, uint64_t in_second,
+                                 uint64_t conns_second, const char* when) {
+    EXPECT_TRUE(wait_until([&] {
+      return dp_.group_inflight(first) == in_first && dp_.group_connections(first) == conns_first &&
+             dp_.group_inflight(second) == in_second &&
+             dp_.group_connections(second) == conns_second;
+    }, 3s)) << when << ": first " << dp_.group_inflight(first) << "/"
+            << dp_.group_connections(first) << ", second " << dp_.group_inflight(second) << "/"
+            << dp_.group_connections(second);
+    for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+      EXPECT_EQ(dp_.group_connections(c), 0u) << when << ": the host's are no service's";
+    }
+  };
+  expect_groups(3, 3, 5, 5, "both serving");
+  // The port's own count sums its services.
+  expect_counted(port, 8, 8);
+
+  for (auto& s : a.servers) {
+    read_bytes(s.get(), kHttpRequestBytes);
+    send_response(s.get());
+  }
+  expect_groups(0, 3, 5, 5, "the first answered");
+  reset_all(b);
+  expect_groups(0, 3, 0, 0, "the second gone");
+}
+
+// A SYN to a port served in two namespaces is decided by the service its
+// destination's namespace runs there: one at its cap sheds its own SYNs,
+// not the other's; a destination in no service's namespace passes.
+TEST(TwoServicesOnOnePort, ASynIsDecidedByItsDestinationsService) {
+  constexpr uint64_t kFirstCookie = 1001, kSecondCookie = 1002;
+  constexpr uint32_t kFirst = 3, kSecond = 7, kCap = 4;
+  constexpr const char* kFirstAddress = "198.51.100.11";
+  constexpr const char* kSecondAddress = "198.51.100.12";
+  for (const Entry entry : {Entry::kXdp, Entry::kTc}) {
+    SCOPED_TRACE(entry == Entry::kXdp ? "xdp" : "tc");
+    DataplaneFixture dp;
+    dp.serve_in_namespace(kNormalPort, EDGESHED_CLASS_NORMAL, kFirstCookie, kFirst);
+    dp.serve_in_namespace(kNormalPort, EDGESHED_CLASS_NORMAL, kSecondCookie, kSecond);
+    dp.set_destination_v4(kFirstAddress, kFirstCookie);
+    dp.set_destination_v4(kSecondAddress, kSecondCookie);
+    const edgeshed_class_policy capped = {0, kCap, 0, 0, 0, 0};
+    for (const uint32_t service : {0u, kFirst, kSecond}) {
+      dp.set_class_policy(edgeshed_group(service, EDGESHED_CLASS_NORMAL), capped);
+    }
+    dp.set_inflight(edgeshed_group(kFirst, EDGESHED_CLASS_NORMAL), kCap);
+    dp.set_inflight(EDGESHED_CLASS_NORMAL, kCap);  // service 0's: not this port's
+
+    const auto syn_to = [](const char* address) {
+      return PacketBuilder::syn_v4(40000, kNormalPort, "192.0.2.1", address).build();
+    };
+    auto before = dp.stats();
+    EXPECT_EQ(dp.run(entry, syn_to(kFirstAddress)).verdict, Verdict::kDrop) << "at its cap";
+    EXPECT_EQ(dp.run(entry, syn_to(kSecondAddress)).verdict, Verdict::kPass) << "under its own";
+    auto after = dp.stats();
+    EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_SHED_CAP), 1u);
+    EXPECT_EQ(class_delta(after, before, EDGESHED_CLASS_NORMAL, EDGESHED_CTR_ADMITTED), 1u);
+
+    before = after;
+    EXPECT_EQ(dp.run(entry, syn_to("198.51.100.13")).verdict, Verdict::kPass)
+        << "no service's namespace";
+    after = dp.stats();
+    EXPECT_EQ(global_delta(after, before, EDGESHED_GCTR_UNPROTECTED), 1u);
+    EXPECT_EQ(all_class_counters(after), all_class_counters(before));
+  }
 }
 
 }  // namespace

@@ -63,9 +63,9 @@ TEST(PolicyWriter, FailOpenDecisionAdmitsAll) {
   d.fail_open = true;
   d.level = law::Level::kHigh;
   auto set = to_policy_set(d, 42, 500);
-  for (const auto& c : set.cls) {
-    EXPECT_EQ(c.shed_frac, 0u);
-    EXPECT_EQ(c.conn_cap, 0u);
+  for (auto c : law::kAllClasses) {
+    EXPECT_EQ(set.cls[law::index_of(c)].shed_frac, 0u);
+    EXPECT_EQ(set.cls[law::index_of(c)].conn_cap, 0u);
   }
   EXPECT_EQ(set.level, 2u);
   EXPECT_EQ(set.generation, 42u);
@@ -77,7 +77,8 @@ TEST(PolicyWriter, ConnectionCapGoesToEveryClass) {
   law::Decision d;
   d.policies[law::index_of(law::TrafficClass::kNormal)].inflight_cap = 12;
   auto set = to_policy_set(d, 1, 500);
-  for (const auto& c : set.cls) EXPECT_EQ(c.conn_cap, 500u);
+  // Service 0's classes: the law's policies are its own.
+  for (auto c : law::kAllClasses) EXPECT_EQ(set.cls[law::index_of(c)].conn_cap, 500u);
   EXPECT_EQ(set.cls[law::index_of(law::TrafficClass::kNormal)].inflight_cap, 12u);
   EXPECT_EQ(to_policy_set(d, 2).cls[0].conn_cap, 0u);
 }

@@ -189,16 +189,14 @@ void DataplaneFixture::serve_in_namespace(uint16_t port, uint32_t class_id, uint
             0);
 }
 
-void DataplaneFixture::set_destination_v4(const std::string& address,
-                                          uint64_t netns_cookie) const {
+void DataplaneFixture::set_destination_v4(const std::string& address, uint64_t netns_cookie) const {
   edgeshed_lpm_v4 key{};
   key.prefixlen = 32;
   ASSERT_EQ(inet_pton(AF_INET, address.c_str(), key.addr), 1) << address;
   edgeshed_dst_value value{};
   value.kind = EDGESHED_DST_LOCAL;
   value.netns_cookie = netns_cookie;
-  ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->get()->maps.es_dst4), &key, &value, BPF_ANY),
-            0);
+  ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->get()->maps.es_dst4), &key, &value, BPF_ANY), 0);
 }
 
 namespace {

@@ -264,13 +264,16 @@ TEST_F(ServiceNetnsTest, TwoNamespacesOnOnePortAreTwoServices) {
   open_requests(host, port, 2);
   const auto expect_groups = [&](uint64_t in_first, uint64_t conns_first, uint64_t in_second,
                                  uint64_t conns_second, const char* when) {
-    EXPECT_TRUE(wait_until([&] {
-      return dp_.group_inflight(first) == in_first && dp_.group_connections(first) == conns_first &&
-             dp_.group_inflight(second) == in_second &&
-             dp_.group_connections(second) == conns_second;
-    }, 3s)) << when << ": first " << dp_.group_inflight(first) << "/"
-            << dp_.group_connections(first) << ", second " << dp_.group_inflight(second) << "/"
-            << dp_.group_connections(second);
+    EXPECT_TRUE(wait_until(
+        [&] {
+          return dp_.group_inflight(first) == in_first &&
+                 dp_.group_connections(first) == conns_first &&
+                 dp_.group_inflight(second) == in_second &&
+                 dp_.group_connections(second) == conns_second;
+        },
+        3s))
+        << when << ": first " << dp_.group_inflight(first) << "/" << dp_.group_connections(first)
+        << ", second " << dp_.group_inflight(second) << "/" << dp_.group_connections(second);
     for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
       EXPECT_EQ(dp_.group_connections(c), 0u) << when << ": the host's are no service's";
     }

@@ -139,7 +139,7 @@ Status Maps::publish(const edgeshed_policy_set& set, uint64_t heartbeat_ns, uint
   if (!ctl) return ctl.error();
   uint32_t next = (ctl->active_slot + 1) % EDGESHED_POLICY_SLOTS;
   edgeshed_policy_set out = set;
-  for (size_t g = 0; g < EDGESHED_NUM_GROUPS; ++g) out.rate[g] = derive_rate(set.cls[g]);
+  for (uint32_t g = 0; g < EDGESHED_NUM_GROUPS; ++g) out.rate[g] = derive_rate(set.cls[g]);
   if (auto s = update(policy_, &next, &out, "policy map"); !s) return s;
   edgeshed_control fresh{};
   fresh.heartbeat_ns = heartbeat_ns;

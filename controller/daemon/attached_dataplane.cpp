@@ -149,16 +149,6 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
 
 namespace {
 
-// The cgroup folder whose sockets time port's requests, if any: a TCP
-// port's that names its service by cgroup.
-const std::string* timing_cgroup(const config::PortConfig& port) {
-  if (port.protocol != config::Protocol::kTcp || !port.netns ||
-      port.netns->kind != config::NetnsRef::Kind::kCgroup) {
-    return nullptr;
-  }
-  return &port.netns->path;
-}
-
 // Whether a protected TCP port is timed at the tracepoints.
 bool tracepoints_needed(const std::vector<config::PortConfig>& ports,
                         const std::vector<uint8_t>& timers) {
@@ -171,6 +161,12 @@ bool tracepoints_needed(const std::vector<config::PortConfig>& ports,
 }
 
 }  // namespace
+
+const std::string* AttachedDataplane::timing_cgroup(const config::PortConfig& port) const {
+  if (port.protocol != config::Protocol::kTcp || !port.netns) return nullptr;
+  if (port.netns->kind == config::NetnsRef::Kind::kCgroup) return &port.netns->path;
+  return namespaces_.listener_cgroup(port);
+}
 
 Result<std::vector<uint8_t>> AttachedDataplane::link_timers(
     Interface& iface, const std::vector<config::PortConfig>& ports) {

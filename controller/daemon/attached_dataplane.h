@@ -78,9 +78,13 @@ class AttachedDataplane final : public DataplaneAccess {
   Status apply_ports(const std::vector<config::PortConfig>& ports);
   // The local routes of each service namespace found, read inside it.
   std::vector<IpPrefix> namespace_routes();
-  // Links the timers each port needs on iface (a TCP port named by its
-  // cgroup is timed there, any other at the tracepoints), and says which
-  // times each port: written into the port map after.
+  // The cgroup folder whose sockets time port's requests, if any: a TCP
+  // port's that names its service by cgroup, or by its listener (the
+  // cgroup of the process holding it).
+  const std::string* timing_cgroup(const config::PortConfig& port) const;
+  // Links the timers each port needs on iface (a TCP port with a
+  // timing_cgroup() is timed there, any other at the tracepoints), and says
+  // which times each port: written into the port map after.
   Result<std::vector<uint8_t>> link_timers(Interface& iface,
                                            const std::vector<config::PortConfig>& ports);
   // Whether a cgroup that times a port is not linked as it is now (made

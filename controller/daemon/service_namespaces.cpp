@@ -27,7 +27,7 @@ Result<ServiceNamespace> inspect(const std::string& file) {
     return make_error(file + ": " + std::strerror(errno));
   }
   if (fs.f_type != NSFS_MAGIC) return make_error(file + " is not a namespace file");
-  return ServiceNamespace{static_cast<uint32_t>(st.st_ino), file};
+  return ServiceNamespace{static_cast<uint32_t>(st.st_ino), file, {}};
 }
 
 // The namespace of a process of the cgroup or of one below it: a pod's own
@@ -85,7 +85,14 @@ Result<ServiceNamespace> ServiceNamespaces::resolve(const config::NetnsRef& ref,
       return make_error("no listener found at the last search");
     }
     auto still = inspect(before->second.file);
-    if (still && still->inode == before->second.inode) return still;
+    // A container restarted in its pod keeps the namespace, not the cgroup.
+    std::error_code ec;
+    const bool cgroup_there =
+        before->second.cgroup.empty() || std::filesystem::is_directory(before->second.cgroup, ec);
+    if (still && still->inode == before->second.inode && cgroup_there) {
+      still->cgroup = before->second.cgroup;
+      return still;
+    }
   }
   searched_[name] = now;
   return resolve_netns(ref);
@@ -106,7 +113,7 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports,
         spdlog::warn("port {}: its network namespace ({}) is gone, nothing counted for it: {}",
                      p.port, name, ns.error().message);
       }
-      now[name] = {EDGESHED_NETNS_NONE, ""};
+      now[name] = {EDGESHED_NETNS_NONE, "", ""};
       continue;
     }
     if (!was_there || before->second.inode != ns->inode) {
@@ -118,7 +125,8 @@ bool ServiceNamespaces::refresh(const std::vector<config::PortConfig>& ports,
   const bool changed =
       now.size() != found_.size() ||
       !std::equal(now.begin(), now.end(), found_.begin(), [](const auto& a, const auto& b) {
-        return a.first == b.first && a.second.inode == b.second.inode;
+        return a.first == b.first && a.second.inode == b.second.inode &&
+               a.second.cgroup == b.second.cgroup;
       });
   std::erase_if(searched_, [&now](const auto& s) { return !now.contains(s.first); });
   found_ = std::move(now);
@@ -143,6 +151,15 @@ const ServiceNamespace* ServiceNamespaces::namespace_of(const config::PortConfig
   const bool elsewhere = it != found_.end() && it->second.inode != EDGESHED_NETNS_NONE &&
                          it->second.inode != own_inode_;
   return elsewhere ? &it->second : nullptr;
+}
+
+const std::string* ServiceNamespaces::listener_cgroup(const config::PortConfig& port) const {
+  if (!port.netns || port.netns->kind != config::NetnsRef::Kind::kListener) return nullptr;
+  const auto it = found_.find(port.netns->describe());
+  if (it == found_.end() || it->second.inode == EDGESHED_NETNS_NONE || it->second.cgroup.empty()) {
+    return nullptr;
+  }
+  return &it->second.cgroup;
 }
 
 std::optional<bool> ServiceNamespaces::found(const config::NetnsRef& ref) const {

@@ -21,6 +21,10 @@ namespace edgeshed::daemon {
 struct ServiceNamespace {
   uint32_t inode = 0;
   std::string file;  // an nsfs file that opens it
+  // Found by its listener: the cgroup v2 folder of the process holding the
+  // listening socket, where its requests can be timed; empty: none (not
+  // cgroup v2, the root, or not found by its listener).
+  std::string cgroup;
 };
 
 // The namespace that ref names now; an error says why there is none (the
@@ -43,6 +47,9 @@ class ServiceNamespaces {
   // Where port's service runs now; none in the interface's namespace and
   // while the port's is gone.
   const ServiceNamespace* namespace_of(const config::PortConfig& port) const;
+  // The cgroup of the process listening for port's service, where the port
+  // names it by its listener and one was found; null otherwise.
+  const std::string* listener_cgroup(const config::PortConfig& port) const;
   // Whether ref's namespace was found at the last refresh; none when no
   // configured port names it.
   std::optional<bool> found(const config::NetnsRef& ref) const;

@@ -17,35 +17,15 @@
 #include <string>
 #include <utility>
 
+#include "common/cgroup2.h"
 #include "common/fd.h"
 
 namespace edgeshed::testing {
 
-// Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on
-// a hybrid host); empty when it is not.
-inline std::string cgroup2_mount() {
-  std::ifstream mounts("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(mounts, line)) {
-    // "... mount-point options ... - cgroup2 source super-options"
-    const auto dash = line.find(" - cgroup2 ");
-    if (dash == std::string::npos) continue;
-    std::istringstream fields(line.substr(0, dash));
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    return point;
-  }
-  return {};
-}
-
 // The calling process's cgroup v2 folder, relative to the mount ("0::/x").
 inline std::string own_cgroup2() {
-  std::ifstream groups("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(groups, line)) {
-    if (line.rfind("0::", 0) == 0) return line.substr(3);
-  }
-  return "/";
+  const std::string folder = process_cgroup2("/proc/self");
+  return folder.empty() ? "/" : folder;
 }
 
 class TestCgroup {

@@ -12,9 +12,12 @@
 #   20 ms, about 10 requests in service while 10 slots are busy; once the
 #   load ends nothing stays in service. A reload naming the port by its
 #   namespace instead links the tracepoints and unlinks the cgroup's, and
-#   its requests are still counted; the cgroup made anew under its name (a
-#   service restarted) is linked in its place; `edgeshed detach` leaves no
-#   link pinned.
+#   its requests are still counted; named by its listener (as
+#   deploy/kubernetes/pods names it), it is timed at the cgroup of the
+#   process holding the listening socket (the container's), the tracepoints
+#   unlinked again; the cgroup made anew under its name (a service
+#   restarted) is linked in its place; `edgeshed detach` leaves no link
+#   pinned.
 source "$(dirname "$0")/servers_lib.sh"
 
 PORT=18081
@@ -92,6 +95,18 @@ pass "reloaded with the port named by its namespace: timed at the tracepoints, t
 offer tracepoints 4
 claim "timed at the tracepoints after the reload, 1.6x: $FIG_SHED refused, want some" "$(ge "$FIG_SHED" 1)"
 wait_for --within 10 "nothing in service once the load ends" idle
+
+# Named by its listener: timed at the cgroup of the process that holds it.
+pod_id=$CGROUP_ID
+CGROUP_ID=$(stat -c %i "$SV_POD_CGROUP/ctr")
+sed -i 's|^netns = .*|netns = "listener"|' "$cfg"
+kill -HUP "$DAEMON"
+wait_for --within 5 "the container's cgroup's links pinned, the tracepoints' gone" timers_at_cgroup
+pass "reloaded with the port named by its listener: timed at the listener's cgroup ($SV_POD_CGROUP/ctr), no tracepoint timer"
+offer listener 4
+claim "timed at the listener's cgroup, 1.6x: $FIG_SHED refused, want some" "$(ge "$FIG_SHED" 1)"
+wait_for --within 10 "nothing in service once the load ends" idle
+CGROUP_ID=$pod_id
 
 # Back to the cgroup, then detach: no link left pinned.
 sed -i "s|^netns = .*|cgroup = \"$SV_POD_CGROUP\"|" "$cfg"

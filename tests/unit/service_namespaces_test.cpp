@@ -1,26 +1,28 @@
 #include "daemon/service_namespaces.h"
 
+#include "common/test_cgroup.h"
 #include "daemon/listening_namespace.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <string>
 
 namespace edgeshed::daemon {
 namespace {
 
 using config::NetnsRef;
+using testing::TestCgroup;
 
 uint32_t own_netns_inode() {
   struct stat st {};
@@ -200,9 +202,8 @@ TEST(ServiceNamespaces, AListenerIsTheOneNamespaceListeningOnThePort) {
   ASSERT_TRUE(other.in_own_netns());
   auto two = namespace_listening_on(port);
   ASSERT_FALSE(two);
-  EXPECT_EQ(two.error().message.rfind("2 network namespaces listen on port " +
-                                          std::to_string(port) + " (net:[",
-                                      0),
+  EXPECT_EQ(two.error().message.rfind(
+                "2 network namespaces listen on port " + std::to_string(port) + " (net:[", 0),
             0U)
       << two.error().message;
   EXPECT_NE(two.error().message.find("): name the service's with netns, pid or cgroup"),
@@ -230,6 +231,30 @@ TEST(ServiceNamespaces, AListenerIsSearchedForAtMostOnceASecondAndFollowed) {
   EXPECT_FALSE(namespaces.refresh({port}, t0 + std::chrono::milliseconds(600)));
   EXPECT_TRUE(namespaces.refresh({port}, t0 + std::chrono::milliseconds(1200)));
   EXPECT_EQ(namespaces.inode_of(port), netns_inode_of(second.pid()));
+}
+
+// A service found by its listener is timed at the cgroup of the process
+// that holds the listening socket: the one its accepted sockets are in.
+TEST(ServiceNamespaces, AListenersCgroupIsTheCgroupOfItsHolder) {
+  std::string why;
+  const auto cgroup = TestCgroup::create(&why);
+  if (!cgroup) GTEST_SKIP() << why;
+  const uint16_t number = free_port();
+  ASSERT_NE(number, 0);
+  const auto port = port_in(number, {NetnsRef::Kind::kListener, "", 0, number});
+  ServiceNamespaces namespaces;
+  EXPECT_EQ(namespaces.listener_cgroup(port), nullptr) << "nothing found yet";
+  const auto pod = cgroup->inside([&] { return std::make_unique<Container>(number); });
+  ASSERT_TRUE(pod->in_own_netns());
+  EXPECT_TRUE(namespaces.refresh({port}));
+  const std::string* found = namespaces.listener_cgroup(port);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(*found, cgroup->path());
+  // Named by its namespace instead: no cgroup to time it at.
+  const auto by_path = port_in(
+      number, {NetnsRef::Kind::kPath, "/proc/" + std::to_string(pod->pid()) + "/ns/net", 0, 0});
+  EXPECT_TRUE(namespaces.refresh({by_path}));
+  EXPECT_EQ(namespaces.listener_cgroup(by_path), nullptr);
 }
 
 TEST(ServiceNamespaces, SaysWhyThereIsNone) {

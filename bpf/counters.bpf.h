@@ -22,6 +22,15 @@ static __always_inline void global_count(int counter)
 		s->global[counter]++;
 }
 
+/* A shed of the group, for its service's law (abi.h, es_group_sheds). */
+static __always_inline void group_shed(__u32 group)
+{
+	__u64 *n = bpf_map_lookup_elem(&es_group_sheds, &group);
+
+	if (n)
+		(*n)++;
+}
+
 static __always_inline void class_count(struct edgeshed_stats *s, __u32 proto,
 					__u32 class_id, int counter)
 {

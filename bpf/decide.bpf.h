@@ -148,6 +148,7 @@ static __always_inline int admission_shed(const struct admission *a,
 	}
 	class_count(a->s, a->proto, a->class_id,
 		    EDGESHED_CTR_SHED_CAP + reason - EDGESHED_REASON_CAP);
+	group_shed(a->group);
 	return 1;
 }
 

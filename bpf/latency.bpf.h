@@ -32,7 +32,8 @@ static __always_inline void latency_record(const struct edgeshed_sk_state *st,
 	 * slot was the port's when the connection opened; if the port table
 	 * has given it to another port since, the sample is not that port's. */
 	owner = bpf_map_lookup_elem(&es_latency_ports, &key);
-	if (!owner || !owner->in_use || owner->port != st->port)
+	if (!owner || !owner->in_use || owner->port != st->port ||
+	    owner->service != edgeshed_group_service(st->group))
 		return;
 	s = bpf_map_lookup_elem(&es_latency, &key);
 	if (!s)

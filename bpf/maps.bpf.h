@@ -63,6 +63,14 @@ struct {
 	__type(value, struct edgeshed_dst_value);
 } es_dst6 SEC(".maps");
 
+/* New connections and requests shed per group (abi.h, es_group_sheds). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EDGESHED_NUM_GROUPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} es_group_sheds SEC(".maps");
+
 /* The services of ports served in several namespaces (abi.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

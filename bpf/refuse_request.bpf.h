@@ -348,6 +348,7 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	}
 	class_count(a.s, a.proto, class_id, EDGESHED_CTR_REQUEST_REFUSED);
+	group_shed(group);
 	return TC_ACT_UNSPEC;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <numeric>
 
 #include "common/names.h"
 #include "dataplane/attach.h"
@@ -101,6 +102,16 @@ Result<InterfaceReading> read_interface(const std::string& iface) {
   s.level = set->level;
   s.policy_generation = set->generation;
   s.ports = port_statuses(*ports);
+  for (size_t i = 0; i < ports->size(); ++i) {
+    const PortClass& p = (*ports)[i];
+    if (p.service == 0) continue;
+    auto in_service = maps->read_inflight_classes(p.service);
+    if (!in_service) return in_service.error();
+    PortStatus& port = s.ports[i];
+    port.service = p.service;
+    port.service_inflight = std::accumulate(in_service->begin(), in_service->end(), uint64_t{0});
+    port.service_cap = set->cls[edgeshed_group(p.service, p.class_id)].inflight_cap;
+  }
   for (const auto& p : *ports) s.quic.protected_ports |= (p.protocols & EDGESHED_PORT_QUIC) != 0;
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     const auto& pol = set->cls[c];

@@ -38,6 +38,12 @@ struct PortStatus {
   // "cgroup" where its requests are timed at its service's cgroup (abi.h,
   // EDGESHED_TIMERS_CGROUP); none at the tracepoints.
   std::optional<std::string> timers;
+  // A service of its own (its port number is served in another namespace
+  // too, abi.h): its id, its requests in service and its limit (the cap of
+  // the port's class; 0: none).
+  std::optional<uint32_t> service;
+  std::optional<uint64_t> service_inflight;
+  std::optional<uint32_t> service_cap;
   bool operator==(const PortStatus&) const = default;
 };
 

@@ -222,6 +222,11 @@ void interface_lines(const InterfaceStatus& j, std::vector<std::string>& out) {
     if (p.keepalive != default_keepalive) ports += " (keepalive " + p.keepalive + ")";
     if (p.netns) ports += " in " + *p.netns;
     if (p.timers) ports += " timed at its " + *p.timers;
+    if (p.service) {
+      ports += fmt::format(" (service {}: {} in service, limit {})", *p.service,
+                           p.service_inflight.value_or(0),
+                           p.service_cap.value_or(0) ? std::to_string(*p.service_cap) : "none");
+    }
   }
   out.push_back("  ports:" + (ports.empty() ? std::string(" none") : ports));
   out.push_back(fmt::format("  {:<10} {:<22} {:>11} {:>11} {:>10} {:>22} {:>12} {:>9} {:>13}",

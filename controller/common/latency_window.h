@@ -27,6 +27,7 @@ using LatencyHistogram = edgeshed_latency_hist;
 // over CPUs (Maps::read_latency).
 struct PortLatency {
   uint16_t port = 0;
+  uint8_t service = 0;  // whose, of the port's services (abi.h)
   std::array<LatencyHistogram, kLatencyMeasures> measures{};
 };
 

@@ -105,7 +105,7 @@ Config parse_document(const toml::table& document, std::string_view source_name,
     });
   }
   {
-    std::map<std::pair<uint16_t, Protocol>, std::string> seen;
+    std::map<std::tuple<uint16_t, Protocol, std::string>, std::string> seen;
     for_each_entry(root, "port",
                    [&](TableReader& reader) { sections::parse_port(reader, config.ports, seen); });
   }

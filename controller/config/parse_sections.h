@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,7 +36,7 @@ void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfac
                      std::map<std::string, std::string>& seen);
 // A port may be listed once per protocol, with one class for both.
 void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
-                std::map<std::pair<uint16_t, Protocol>, std::string>& seen);
+                std::map<std::tuple<uint16_t, Protocol, std::string>, std::string>& seen);
 void parse_prefix(TableReader& reader, std::vector<PrefixConfig>& prefixes,
                   std::map<std::string, std::string>& seen);
 void check_prefix_counts(TableReader& root, const std::vector<PrefixConfig>& prefixes);

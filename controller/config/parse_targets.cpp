@@ -86,27 +86,14 @@ void parse_interface(TableReader& reader, std::vector<InterfaceConfig>& interfac
 }
 
 void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
-                std::map<std::pair<uint16_t, Protocol>, std::string>& seen) {
+                std::map<std::tuple<uint16_t, Protocol, std::string>, std::string>& seen) {
   PortConfig port;
   uint32_t number = 0;
   reader.require("port");
   reader.choice("protocol", port.protocol, names::kProtocols);
   reader.choice("class", port.traffic_class, names::kClasses);
-  if (reader.integer("port", number, 1, 65535)) {
-    port.port = static_cast<uint16_t>(number);
-    if (auto [it, inserted] = seen.emplace(std::pair(port.port, port.protocol), reader.path());
-        !inserted) {
-      reader.invalid("port", "duplicate of " + it->second);
-    }
-    // The data plane keeps one class per port number.
-    for (const auto& other : ports) {
-      if (other.port == port.port && other.protocol != port.protocol &&
-          other.traffic_class != port.traffic_class) {
-        reader.invalid("class", "must be the class of " + seen[{other.port, other.protocol}] +
-                                    ": the protocols of one port share their class");
-      }
-    }
-  }
+  const bool numbered = reader.integer("port", number, 1, 65535);
+  if (numbered) port.port = static_cast<uint16_t>(number);
   nanoseconds objective{0};
   if (reader.duration("latency_objective", objective, milliseconds(1), minutes(1))) {
     if (port.protocol == Protocol::kQuic) {
@@ -121,16 +108,22 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
     reader.invalid("keepalive", "open connections are refused or reclaimed on TCP ports only");
   }
   port.netns = parse_netns(reader, port.port);
-  // The data plane keeps one service per port number.
-  for (const auto& other : ports) {
-    if (other.port == port.port && other.netns != port.netns) {
-      const auto where = [](const PortConfig& p) {
-        return p.netns ? p.netns->describe() : std::string("the interface's namespace");
-      };
-      reader.invalid(port.netns ? port.netns->key() : "port",
-                     "port " + std::to_string(port.port) + " is served in " + where(other) +
-                         " already: one port number names one service");
+  if (numbered) {
+    // One port number may be served in several namespaces (two pods on
+    // 8080): each is a service of its own. Within one, a port is listed
+    // once per protocol, and its protocols share their class.
+    const auto where = [](const PortConfig& p) { return p.netns ? p.netns->describe() : ""; };
+    for (const auto& other : ports) {
+      if (other.port != port.port || other.netns != port.netns) continue;
+      const std::string& first = seen[{other.port, other.protocol, where(other)}];
+      if (other.protocol == port.protocol) {
+        reader.invalid("port", "duplicate of " + first);
+      } else if (other.traffic_class != port.traffic_class) {
+        reader.invalid("class",
+                       "must be the class of " + first + ": the protocols of one port share their class");
+      }
     }
+    seen.emplace(std::tuple(port.port, port.protocol, where(port)), reader.path());
   }
   ports.push_back(port);
 }

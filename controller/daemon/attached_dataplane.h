@@ -4,8 +4,11 @@
 // exit. The production DataplaneAccess of the tick.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +52,24 @@ class AttachedDataplane final : public DataplaneAccess {
   // Where the ports' services that name a namespace run now.
   const ServiceNamespaces& namespaces() const { return namespaces_; }
 
+  // The namespaces that serve a port number another namespace serves too
+  // are services of their own (abi.h), each with a law of its own; the
+  // host's law (service 0) has the other ports. Their ids now, and what
+  // names each one's namespace.
+  std::vector<uint32_t> services() const;
+  std::string service_name(uint32_t service) const;
+  // A service's counts (its groups), takes its peaks; and its latency.
+  Result<LiveCounts> take_service_counts(size_t i, uint32_t service) const;
+  Result<std::vector<PortLatency>> read_service_latency(size_t i, uint32_t service) const;
+  Result<ClassCounts> read_service_sheds(size_t i, uint32_t service) const {
+    return interfaces_[i].maps.read_group_sheds(service);
+  }
+  // Its policies, written with service 0's at the next publish (one set:
+  // a SYN sees one tick's policy of every service).
+  void set_service_policies(uint32_t service, const edgeshed_policy_set& set);
+  // At a stop that fails open: every service admits all at the last publish.
+  void forget_service_policies() { service_policies_ = {}; }
+
   size_t interface_count() const override { return interfaces_.size(); }
   const std::string& interface_name(size_t i) const override { return interfaces_[i].name; }
   Result<LiveCounts> take_live_counts(size_t i) const override;
@@ -77,7 +98,7 @@ class AttachedDataplane final : public DataplaneAccess {
   // that comes or goes changes.
   Status apply_ports(const std::vector<config::PortConfig>& ports);
   // The local routes of each service namespace found, read inside it.
-  std::vector<IpPrefix> namespace_routes();
+  std::vector<Destination> namespace_routes();
   // The cgroup folder whose sockets time port's requests, if any: a TCP
   // port's that names its service by cgroup, or by its listener (the
   // cgroup of the process holding it).
@@ -93,6 +114,15 @@ class AttachedDataplane final : public DataplaneAccess {
   // Unlinks what no port of the map just written needs.
   Status unlink_unused_timers(Interface& iface, const std::vector<config::PortConfig>& ports,
                               const std::vector<uint8_t>& timers);
+  // The cookie of the namespace port's service runs in; 0 while it is gone.
+  Result<uint64_t> cookie_of(const config::PortConfig& port);
+  // Gives each namespace of cookies (0: none) a service id, keeping those
+  // it has; frees the ids of the namespaces gone.
+  void assign_services(const std::vector<config::PortConfig>& ports,
+                       const std::vector<uint64_t>& cookies);
+  // The lowest id no service has, once its groups count no connection and
+  // no request of an earlier owner (whose sockets may still close).
+  std::optional<uint32_t> free_service_id() const;
   // The id the request filter finds port's sockets by, where a port that
   // refuses requests serves a container's namespace; -1 otherwise.
   int32_t refusal_netns_id(const config::PortConfig& port);
@@ -116,6 +146,13 @@ class AttachedDataplane final : public DataplaneAccess {
   LogLimiter namespace_errors_{std::chrono::seconds(10)};
   // Opened on first use: only an accept_queue signal needs the iterator.
   std::vector<AcceptQueueReader> queue_readers_;
+  struct OwnService {
+    uint64_t netns_cookie = 0;
+    std::string name;  // the config's name of its namespace
+  };
+  std::map<uint32_t, OwnService> services_;  // by id, 1..
+  using ServicePolicies = std::array<edgeshed_class_policy, EDGESHED_NUM_CLASSES>;
+  std::array<ServicePolicies, EDGESHED_MAX_SERVICES> service_policies_{};
 };
 
 }  // namespace edgeshed::daemon

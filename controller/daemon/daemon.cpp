@@ -194,6 +194,21 @@ void Daemon::follow_namespaces() {
   }
 }
 
+void Daemon::run_service_ticks() {
+  const std::vector<uint32_t> ids = dataplane_.services();
+  std::erase_if(service_ticks_, [&ids](const auto& entry) {
+    return std::find(ids.begin(), ids.end(), entry.first) == ids.end();
+  });
+  for (uint32_t id : ids) {
+    auto& tick = service_ticks_[id];
+    if (!tick) {
+      tick = std::make_unique<ServiceTick>(dataplane_, id, config_, TickClocks{clock_, wall_},
+                                           changes_);
+    }
+    (void)tick->tick.run();  // errors logged by the tick
+  }
+}
+
 void Daemon::refuse_reload(const std::string& why) {
   publisher_.count_reload(false);
   spdlog::error("reload refused, keeping the running config: {}", why);
@@ -227,6 +242,7 @@ void Daemon::reload() {
   }
   tick_.replace_signals(std::move(*signals), TickSettings::from(plan.config));
   law_->reconfigure(plan.config.law_config());
+  for (auto& entry : service_ticks_) entry.second->law.reconfigure(service_law_config(plan.config));
   changes_.set_critical_floor(plan.config.critical_floor);
   changes_.set_config_ports(all_ports(plan.config));
   spdlog::set_level(spdlog::level::from_str(plan.config.daemon.log_level));
@@ -245,6 +261,7 @@ void Daemon::stop() {
   if (config_.daemon.on_exit == config::OnExit::kDetach) {
     dataplane_.detach_all();
   } else {
+    dataplane_.forget_service_policies();
     tick_.admit_all();
   }
 }
@@ -269,6 +286,7 @@ int Daemon::run() {
   spdlog::info("running: {} interface(s), {} signal(s), tick {} ms", dataplane_.interface_count(),
                config_.signals.size(),
                std::chrono::duration_cast<std::chrono::milliseconds>(config_.daemon.tick).count());
+  run_service_ticks();
   (void)tick_.run();  // errors logged by the tick
   notifier_.ready("running");
   for (;;) {
@@ -298,6 +316,7 @@ int Daemon::run() {
       uint64_t expirations = 0;
       (void)read(timer.get(), &expirations, sizeof(expirations));
       follow_namespaces();
+      run_service_ticks();
       keep_learnt(tick_.run().decision.limit_knowledge);
     }
   }

@@ -5,6 +5,7 @@
 // together and runs the event loop.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "daemon/run_dir_lock.h"
 #include "daemon/runtime_changes_keeper.h"
 #include "daemon/service_notify.h"
+#include "daemon/service_tick.h"
 #include "daemon/steady_clock.h"
 #include "daemon/tick.h"
 #include "daemon/wall_clock.h"
@@ -72,6 +74,8 @@ class Daemon {
   void refresh_destinations();
   // After a tick: the services' namespaces that came, went or were replaced.
   void follow_namespaces();
+  // A tick for each service of its own the data plane has now, then theirs.
+  void run_service_ticks();
 
   std::string config_path_;
   config::Config config_;
@@ -87,6 +91,9 @@ class Daemon {
   std::unique_ptr<law::ControlLaw> law_;
   Publisher publisher_;
   Tick tick_;
+  // The ticks of the services of their own, by id; run before tick_, whose
+  // publish writes their policies with its own.
+  std::map<uint32_t, std::unique_ptr<ServiceTick>> service_ticks_;
   LearntKeeper learnt_;
   std::optional<ipc::ControlServer> control_;
   // Opened before the attach reads the routes, so no change falls between.

@@ -228,7 +228,8 @@ void Tick::write_dataplane(const law::Decision& d, std::chrono::nanoseconds now,
     salt_rotated_ = now;
   }
   const auto set = to_policy_set(d, ++generation_, settings_.max_connections);
-  const uint32_t mode = static_cast<uint32_t>(d.mode);
+  // A tick that does not write the mode acts as if it were written.
+  const uint32_t mode = settings_.writes_mode ? static_cast<uint32_t>(d.mode) : mode_written_;
   bool mode_failed = false;
   for (size_t i = 0; i < dataplane_.interface_count(); ++i) {
     const std::string& name = dataplane_.interface_name(i);

@@ -67,12 +67,13 @@ struct TickSettings {
   std::chrono::nanoseconds salt_rotation{0};
   uint32_t max_connections = 0;  // 0: no connection cap
   bool reclaims = false;         // a port reclaims idle connections
+  bool writes_mode = true;       // false: another tick writes the data plane's mode
 
   static TickSettings from(const config::Config& cfg) {
     const bool reclaims = std::any_of(cfg.ports.begin(), cfg.ports.end(), [](const auto& p) {
       return p.keepalive != EDGESHED_REQUESTS_PASS;
     });
-    return {cfg.latency_signal, cfg.dataplane.salt_rotation, cfg.max_connections, reclaims};
+    return {cfg.latency_signal, cfg.dataplane.salt_rotation, cfg.max_connections, reclaims, true};
   }
 };
 

@@ -50,8 +50,8 @@ struct AttachOptions {
   std::vector<IpPrefix> destinations;
   // The local routes of the services' namespaces (containers'): decided from
   // the first SYN on, so that a daemon adopting the data plane never
-  // forgets them while it starts.
-  std::vector<IpPrefix> service_routes;
+  // forgets them while it starts; each with its namespace's cookie.
+  std::vector<Destination> service_routes;
 };
 
 struct Attached {

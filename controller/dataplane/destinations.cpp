@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dataplane/errno_message.h"
+#include "dataplane/in_netns.h"
 #include "dataplane/local_routes.h"
 #include "dataplane/map_fd.h"
 #include "dataplane/skeleton.h"
@@ -41,7 +42,7 @@ Status read_trie(const Fd& fd, IpFamily family, std::vector<Destination>& out) {
   while (bpf_map_get_next_key(fd.get(), prev, &next) == 0) {
     edgeshed_dst_value value{};
     if (bpf_map_lookup_elem(fd.get(), &next, &value) == 0) {
-      out.push_back({prefix_of(next, family), value.kind});
+      out.push_back({prefix_of(next, family), value.kind, value.netns_cookie});
     }
     key = next;
     prev = &key;
@@ -87,6 +88,7 @@ Status DestinationMaps::replace(const std::vector<Destination>& wanted) const {
   for (const auto& d : wanted) {
     edgeshed_dst_value value{};
     value.kind = d.kind;
+    value.netns_cookie = d.netns_cookie;
     int err = 0;
     if (is_v4(d)) {
       const auto key = trie_key<edgeshed_lpm_v4>(d.prefix);
@@ -123,18 +125,25 @@ Status DestinationMaps::replace(const std::vector<Destination>& wanted) const {
 Result<std::vector<Destination>> host_destinations(const std::vector<IpPrefix>& configured) {
   auto local = read_local_routes();
   if (!local) return make_error("cannot read the host's local routes: " + local.error().message);
+  // The host's own addresses are its namespace's: a port it serves beside
+  // a container finds its service by them.
+  auto cookie = current_netns_cookie();
+  if (!cookie) return cookie.error();
   std::vector<Destination> out;
   out.reserve(configured.size() + local->size());
-  for (const auto& p : configured) out.push_back({p, EDGESHED_DST_CONFIGURED});
-  add_local_destinations(out, *local);
+  for (const auto& p : configured) out.push_back({p, EDGESHED_DST_CONFIGURED, *cookie});
+  std::vector<Destination> own;
+  own.reserve(local->size());
+  for (const auto& p : *local) own.push_back({p, EDGESHED_DST_LOCAL, *cookie});
+  add_local_destinations(out, own);
   return out;
 }
 
-void add_local_destinations(std::vector<Destination>& out, const std::vector<IpPrefix>& routes) {
-  for (const auto& p : routes) {
-    const bool listed =
-        std::any_of(out.begin(), out.end(), [&p](const Destination& d) { return d.prefix == p; });
-    if (!listed) out.push_back({p, EDGESHED_DST_LOCAL});
+void add_local_destinations(std::vector<Destination>& out, const std::vector<Destination>& routes) {
+  for (const auto& r : routes) {
+    const bool listed = std::any_of(out.begin(), out.end(),
+                                    [&r](const Destination& d) { return d.prefix == r.prefix; });
+    if (!listed) out.push_back(r);
   }
 }
 

@@ -18,6 +18,8 @@ class Skeleton;
 struct Destination {
   IpPrefix prefix;
   uint32_t kind = EDGESHED_DST_LOCAL;  // enum edgeshed_destination_kind
+  // The namespace the address is in (edgeshed_dst_value); 0: none known.
+  uint64_t netns_cookie = 0;
 
   bool operator==(const Destination&) const = default;
 };
@@ -41,7 +43,7 @@ class DestinationMaps {
 // and the configured prefixes, as the tries are to hold them.
 Result<std::vector<Destination>> host_destinations(const std::vector<IpPrefix>& configured);
 // Adds each of routes not listed yet to out, as a local destination.
-void add_local_destinations(std::vector<Destination>& out, const std::vector<IpPrefix>& routes);
+void add_local_destinations(std::vector<Destination>& out, const std::vector<Destination>& routes);
 
 // Writes destinations into the tries and turns the check on in the config
 // (EDGESHED_CFG_F_DESTINATIONS) once they hold them.

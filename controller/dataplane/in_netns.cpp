@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -12,6 +13,17 @@
 #include "dataplane/errno_message.h"
 
 namespace edgeshed {
+
+Result<uint64_t> current_netns_cookie() {
+  Fd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!s.valid()) return make_error("cannot make a socket: " + errno_text(errno));
+  uint64_t cookie = 0;
+  socklen_t len = sizeof(cookie);
+  if (::getsockopt(s.get(), SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) != 0) {
+    return make_error("cannot read the namespace's cookie: " + errno_text(errno));
+  }
+  return cookie;
+}
 
 Status run_in_netns(const std::string& ns_file, uint32_t inode,
                     const std::function<Status()>& work) {

@@ -19,4 +19,8 @@ namespace edgeshed {
 Status run_in_netns(const std::string& ns_file, uint32_t inode,
                     const std::function<Status()>& work);
 
+// The cookie of the calling thread's network namespace (SO_NETNS_COOKIE),
+// which, unlike its inode, is never given to another namespace.
+Result<uint64_t> current_netns_cookie();
+
 }  // namespace edgeshed

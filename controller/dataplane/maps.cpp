@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <span>
 
 #include "common/stats.h"
@@ -66,6 +67,8 @@ Result<Maps> Maps::from_skeleton(const Skeleton& skel) {
       {&m.cohorts_, skel->maps.es_cohorts},
       {&m.latency_, skel->maps.es_latency},
       {&m.latency_ports_, skel->maps.es_latency_ports},
+      {&m.services_, skel->maps.es_services},
+      {&m.group_sheds_, skel->maps.es_group_sheds},
   };
   for (auto [fd, map] : all) {
     auto r = dup_map_fd(map);
@@ -109,6 +112,8 @@ Result<Maps> Maps::open_pinned(const std::string& dir) {
       {&m.cohorts_, "es_cohorts"},
       {&m.latency_, "es_latency"},
       {&m.latency_ports_, "es_latency_ports"},
+      {&m.services_, "es_services"},
+      {&m.group_sheds_, "es_group_sheds"},
   };
   for (auto [fd, name] : all) {
     auto r = open_pin(dir, name);
@@ -157,17 +162,38 @@ Result<edgeshed_policy_set> Maps::read_active_policy() const {
   return set;
 }
 
+namespace {
+
+// The port map's entry of p (and, for a port of several namespaces, its
+// service's entry in es_services).
+edgeshed_port port_entry(const PortClass& p, uint8_t latency_slot) {
+  edgeshed_port e{};
+  e.protocols = p.protocols;
+  e.class_id = static_cast<__u8>(p.class_id);
+  e.latency_slot = latency_slot;
+  e.requests = p.requests;
+  e.netns_ino = p.netns_ino;
+  e.netns_id = p.netns_id;
+  e.timers = p.timers;
+  e.service = p.service;
+  return e;
+}
+
+}  // namespace
+
 Status Maps::set_ports(const std::vector<PortClass>& listed) const {
-  // One entry per port, its protocols merged; only TCP ports are measured.
+  // One entry per port and service, its protocols merged; only TCP ports
+  // are measured.
   std::vector<PortClass> ports;
   for (const auto& p : listed) {
     if (p.class_id >= EDGESHED_NUM_CLASSES || p.requests >= EDGESHED_NUM_PORT_REQUESTS ||
-        p.timers >= EDGESHED_NUM_PORT_TIMERS) {
+        p.timers >= EDGESHED_NUM_PORT_TIMERS || p.service >= EDGESHED_MAX_SERVICES) {
       return make_error("port " + std::to_string(p.port) +
-                        ": class id, keepalive or timers out of range");
+                        ": class id, keepalive, timers or service out of range");
     }
-    auto same = std::find_if(ports.begin(), ports.end(),
-                             [&](const PortClass& q) { return q.port == p.port; });
+    auto same = std::find_if(ports.begin(), ports.end(), [&](const PortClass& q) {
+      return q.port == p.port && q.service == p.service;
+    });
     if (same == ports.end()) {
       ports.push_back(p);
     } else if (same->class_id != p.class_id) {
@@ -184,20 +210,22 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
       same->netns_ino = std::max(same->netns_ino, p.netns_ino);
       same->netns_id = std::max(same->netns_id, p.netns_id);
       same->timers = std::max(same->timers, p.timers);
+      same->netns_cookie = std::max(same->netns_cookie, p.netns_cookie);
     }
   }
   std::erase_if(ports, [](const PortClass& p) { return p.protocols == 0; });
   auto owners = read_latency_owners();
   if (!owners) return owners.error();
   // Slots of ports that stay protected stay theirs; the others are freed.
-  std::vector<uint8_t> slot_of(EDGESHED_NUM_PORTS, EDGESHED_LATENCY_NO_SLOT);
+  const auto slot_key = [](const PortClass& p) { return std::pair(p.port, p.service); };
+  std::map<std::pair<uint16_t, uint8_t>, uint8_t> slot_of;
   LatencyOwners next{};
   for (uint32_t s = 0; s < EDGESHED_MAX_LATENCY_PORTS; ++s) {
     const auto& o = (*owners)[s];
     if (!o.in_use) continue;
     for (const auto& p : ports) {
-      if (p.port == o.port && (p.protocols & EDGESHED_PORT_TCP)) {
-        slot_of[p.port] = static_cast<uint8_t>(s);
+      if (p.port == o.port && p.service == o.service && (p.protocols & EDGESHED_PORT_TCP)) {
+        slot_of[slot_key(p)] = static_cast<uint8_t>(s);
         next[s] = o;
         break;
       }
@@ -207,11 +235,11 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
   std::vector<uint32_t> fresh_slots;
   uint32_t free_slot = 0;
   for (const auto& p : ports) {
-    if (slot_of[p.port] != EDGESHED_LATENCY_NO_SLOT || !(p.protocols & EDGESHED_PORT_TCP)) continue;
+    if (slot_of.contains(slot_key(p)) || !(p.protocols & EDGESHED_PORT_TCP)) continue;
     while (free_slot < EDGESHED_MAX_LATENCY_PORTS && next[free_slot].in_use) ++free_slot;
     if (free_slot == EDGESHED_MAX_LATENCY_PORTS) break;
-    next[free_slot] = {p.port, 1};
-    slot_of[p.port] = static_cast<uint8_t>(free_slot);
+    next[free_slot] = {p.port, 1, p.service};
+    slot_of[slot_key(p)] = static_cast<uint8_t>(free_slot);
     fresh_slots.push_back(free_slot);
   }
   // The owners first: from then on the data plane drops the samples of the
@@ -232,6 +260,10 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
   for (uint32_t slot : fresh_slots) {
     if (auto s = update(latency_, &slot, zero.data(), "latency map"); !s) return s;
   }
+  const auto latency_slot = [&](const PortClass& p) {
+    const auto it = slot_of.find(slot_key(p));
+    return it == slot_of.end() ? uint8_t{EDGESHED_LATENCY_NO_SLOT} : it->second;
+  };
 
   std::vector<uint32_t> keys(EDGESHED_NUM_PORTS);
   std::vector<edgeshed_port> values(EDGESHED_NUM_PORTS);
@@ -240,14 +272,29 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
     values[i].latency_slot = EDGESHED_LATENCY_NO_SLOT;
     values[i].netns_id = -1;
   }
+  // A port of several services: what they share in the port map, each
+  // one's entry in es_services, where its namespace is found (a cookie).
+  std::map<std::pair<uint64_t, uint32_t>, edgeshed_port> services;
   for (const auto& p : ports) {
-    values[p.port].protocols = p.protocols;
-    values[p.port].class_id = static_cast<__u8>(p.class_id);
-    values[p.port].latency_slot = slot_of[p.port];
-    values[p.port].requests = p.requests;
-    values[p.port].netns_ino = p.netns_ino;
-    values[p.port].netns_id = p.netns_id;
-    values[p.port].timers = p.timers;
+    edgeshed_port& v = values[p.port];
+    if (p.service == 0) {
+      v = port_entry(p, latency_slot(p));
+      continue;
+    }
+    v.protocols |= p.protocols;
+    v.class_id = static_cast<__u8>(p.class_id);
+    v.requests = std::max(v.requests, p.requests);
+    v.timers = std::max(v.timers, p.timers);
+    v.service = EDGESHED_SERVICE_BY_NETNS;
+    if (p.netns_cookie) services[{p.netns_cookie, p.port}] = port_entry(p, latency_slot(p));
+  }
+  // Services before the port map that sends connections to them; the ones
+  // gone after it.
+  for (const auto& [where, entry] : services) {
+    edgeshed_service_key key{};
+    key.netns_cookie = where.first;
+    key.port = where.second;
+    if (auto s = update(services_, &key, &entry, "service map"); !s) return s;
   }
   // One syscall for the whole table: the data plane sees either the old or
   // the new entry of each port, never a half-written one.
@@ -258,6 +305,14 @@ Status Maps::set_ports(const std::vector<PortClass>& listed) const {
   if (bpf_map_update_batch(ports_.get(), keys.data(), values.data(), &count, &opts)) {
     return make_error("cannot write port map: " + errno_text(errno));
   }
+  std::vector<edgeshed_service_key> stale;
+  edgeshed_service_key key{};
+  const edgeshed_service_key* prev = nullptr;
+  while (bpf_map_get_next_key(services_.get(), prev, &key) == 0) {
+    if (!services.contains({key.netns_cookie, key.port})) stale.push_back(key);
+    prev = &key;
+  }
+  for (const auto& k : stale) bpf_map_delete_elem(services_.get(), &k);
   return {};
 }
 
@@ -267,12 +322,31 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
   auto count =
       lookup_batch(ports_, std::span<uint32_t>(keys), std::span<edgeshed_port>(values), "port map");
   if (!count) return count.error();
+  const auto port_class = [](uint32_t port, const edgeshed_port& e, uint64_t cookie) {
+    return PortClass{static_cast<uint16_t>(port), e.class_id, e.protocols, e.requests,
+                     e.netns_ino, e.netns_id, e.timers, e.service, cookie};
+  };
   std::vector<PortClass> out;
+  bool by_netns = false;
   for (__u32 i = 0; i < *count; ++i) {
-    if (values[i].protocols)
-      out.push_back({static_cast<uint16_t>(keys[i]), values[i].class_id, values[i].protocols,
-                     values[i].requests, values[i].netns_ino, values[i].netns_id,
-                     values[i].timers});
+    if (!values[i].protocols) continue;
+    if (values[i].service == EDGESHED_SERVICE_BY_NETNS) {
+      by_netns = true;
+    } else {
+      out.push_back(port_class(keys[i], values[i], 0));
+    }
+  }
+  if (!by_netns) return out;
+  // A port of several namespaces: each service, as set_ports() takes it.
+  edgeshed_service_key key{};
+  const edgeshed_service_key* prev = nullptr;
+  while (bpf_map_get_next_key(services_.get(), prev, &key) == 0) {
+    edgeshed_port entry{};
+    if (auto s = lookup(services_, &key, &entry, "service map"); !s) return s.error();
+    if (key.port < EDGESHED_NUM_PORTS && values[key.port].service == EDGESHED_SERVICE_BY_NETNS) {
+      out.push_back(port_class(key.port, entry, key.netns_cookie));
+    }
+    prev = &key;
   }
   return out;
 }
@@ -355,9 +429,13 @@ Result<edgeshed_stats> Maps::read_stats() const {
 
 namespace {
 
-Result<ClassCounts> read_class_counts(const Fd& map, const char* what) {
+// A service's counts per class: the entries of its groups (abi.h).
+Result<ClassCounts> read_class_counts(const Fd& map, uint32_t service, const char* what) {
   ClassCounts counts{};
-  if (auto s = lookup_all(map, counts, what); !s) return s.error();
+  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+    uint32_t key = edgeshed_group(service, c);
+    if (auto s = lookup(map, &key, &counts[c], what); !s) return s.error();
+  }
   return counts;
 }
 
@@ -370,52 +448,63 @@ Result<uint64_t> read_port_count(const Fd& map, uint16_t port, const char* what)
 
 }  // namespace
 
-Result<ClassCounts> Maps::read_inflight_classes() const {
-  return read_class_counts(inflight_cls_, "in-flight map");
+Result<ClassCounts> Maps::read_inflight_classes(uint32_t service) const {
+  return read_class_counts(inflight_cls_, service, "in-flight map");
 }
 
 Result<uint64_t> Maps::read_inflight_port(uint16_t port) const {
   return read_port_count(inflight_, port, "in-flight map");
 }
 
-Result<ClassCounts> Maps::take_inflight_peaks() const {
-  auto peaks = read_class_counts(inflight_peak_, "in-flight peak map");
+Result<ClassCounts> Maps::take_inflight_peaks(uint32_t service) const {
+  auto peaks = read_class_counts(inflight_peak_, service, "in-flight peak map");
   if (!peaks) return peaks.error();
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     const uint64_t zero = 0;
-    if (bpf_map_update_elem(inflight_peak_.get(), &c, &zero, BPF_ANY) != 0) {
+    const uint32_t group = edgeshed_group(service, c);
+    if (bpf_map_update_elem(inflight_peak_.get(), &group, &zero, BPF_ANY) != 0) {
       return make_error("cannot reset the in-flight peak map: " + errno_text(errno));
     }
   }
   return peaks;
 }
 
-Result<LiveCounts> Maps::take_live_counts() const {
+Result<LiveCounts> Maps::take_live_counts(uint32_t service) const {
   LiveCounts live;
   // The peak first: a request that enters service after it was taken is in
   // the live count read next, so the peak is never below it.
-  auto peaks = take_inflight_peaks();
+  auto peaks = take_inflight_peaks(service);
   if (!peaks) return peaks.error();
-  auto inflight = read_inflight_classes();
+  auto inflight = read_inflight_classes(service);
   if (!inflight) return inflight.error();
-  auto connections = read_connection_classes();
+  auto connections = read_connection_classes(service);
   if (!connections) return connections.error();
   live.inflight = *inflight;
   live.connections = *connections;
   for (size_t c = 0; c < live.peak_inflight.size(); ++c) {
     live.peak_inflight[c] = std::max((*peaks)[c], live.inflight[c]);
   }
-  auto ages = read_inflight_ages(live.inflight);
+  auto ages = read_inflight_ages(live.inflight, service);
   if (!ages) return ages.error();
   live.inflight_age_ns = *ages;
-  auto queued = read_queue_evidence();
+  auto queued = read_queue_evidence(service);
   if (!queued) return queued.error();
   live.queued = *queued;
   return live;
 }
 
-Result<ClassCounts> Maps::read_connection_classes() const {
-  return read_class_counts(conns_cls_, "connection map");
+Result<ClassCounts> Maps::read_group_sheds(uint32_t service) const {
+  ClassCounts sheds{};
+  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
+    auto sum = map_io::lookup_percpu_sum(group_sheds_, edgeshed_group(service, c), "group shed map");
+    if (!sum) return sum.error();
+    sheds[c] = *sum;
+  }
+  return sheds;
+}
+
+Result<ClassCounts> Maps::read_connection_classes(uint32_t service) const {
+  return read_class_counts(conns_cls_, service, "connection map");
 }
 
 Result<uint64_t> Maps::read_connection_port(uint16_t port) const {
@@ -440,6 +529,7 @@ Result<std::vector<PortLatency>> Maps::read_latency() const {
     if (auto st = lookup(latency_, &s, per_cpu.data(), "latency map"); !st) return st.error();
     PortLatency p;
     p.port = (*owners)[s].port;
+    p.service = (*owners)[s].service;
     for (const auto& c : per_cpu) {
       for (size_t m = 0; m < kLatencyMeasures; ++m) {
         p.measures[m].count += c.measure[m].count;

@@ -27,6 +27,11 @@ struct PortClass {
   uint32_t netns_ino = 0;                     // the service's network namespace; 0: the interface's
   int32_t netns_id = -1;  // its id in the interface's, for the request filter; -1: none
   uint8_t timers = EDGESHED_TIMERS_TRACEPOINTS;  // enum edgeshed_port_timers (TCP)
+  // Its service (abi.h): 0, the host's, unless the port number is served in
+  // several namespaces, each then a service of its own, found by the
+  // namespace's cookie.
+  uint8_t service = 0;
+  uint64_t netns_cookie = 0;
 };
 
 using ClassCounts = std::array<uint64_t, EDGESHED_NUM_CLASSES>;
@@ -76,26 +81,30 @@ class Maps {
 
   // Per-CPU counters summed over all CPUs.
   Result<edgeshed_stats> read_stats() const;
+  // The class readers below read a service's groups (abi.h): service 0's,
+  // the host's, unless told.
   // Requests in service (abi.h, es_inflight): what the caps limit.
-  Result<ClassCounts> read_inflight_classes() const;
+  Result<ClassCounts> read_inflight_classes(uint32_t service = 0) const;
   Result<uint64_t> read_inflight_port(uint16_t port) const;
   // The most requests in service at once per class since the last call,
   // which restarts the count (a request entering service meanwhile may be
   // missed by the next read; the live count is read with it).
-  Result<ClassCounts> take_inflight_peaks() const;
+  Result<ClassCounts> take_inflight_peaks(uint32_t service = 0) const;
   // Established connections (es_conns).
-  Result<ClassCounts> read_connection_classes() const;
+  Result<ClassCounts> read_connection_classes(uint32_t service = 0) const;
   Result<uint64_t> read_connection_port(uint16_t port) const;
   // The sum of the ages of the requests in service per class (abi.h,
   // es_inflight_since_cls), for the counts `inflight` read just before.
-  Result<ClassCounts> read_inflight_ages(const ClassCounts& inflight) const;
+  Result<ClassCounts> read_inflight_ages(const ClassCounts& inflight, uint32_t service = 0) const;
   // The same for one port's requests in service.
   Result<uint64_t> read_inflight_age_port(uint16_t port) const;
   // Per class, whether its queue gate would shut now (the data plane's
   // test, queue_age.bpf.h, on the cohorts of the active policy's age).
-  Result<std::array<bool, EDGESHED_NUM_CLASSES>> read_queue_evidence() const;
+  Result<std::array<bool, EDGESHED_NUM_CLASSES>> read_queue_evidence(uint32_t service = 0) const;
   // All of them per class; takes the peaks (so, once a tick: the daemon's).
-  Result<LiveCounts> take_live_counts() const;
+  Result<LiveCounts> take_live_counts(uint32_t service = 0) const;
+  // The service's sheds per class since the load (abi.h, es_group_sheds).
+  Result<ClassCounts> read_group_sheds(uint32_t service) const;
 
   // Cumulative latency histograms (both measures) of each protected port
   // with a latency slot, summed over CPUs: one small read of the slot
@@ -114,6 +123,8 @@ class Maps {
   Fd conns_, conns_cls_;
   Fd since_, since_cls_, cohorts_;
   Fd latency_, latency_ports_;
+  Fd services_;  // es_services: the services of ports served in several namespaces
+  Fd group_sheds_;
 };
 
 // CLOCK_MONOTONIC in nanoseconds: the clock of bpf_ktime_get_ns().

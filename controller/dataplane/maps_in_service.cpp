@@ -29,12 +29,13 @@ std::optional<uint64_t> age_sum(uint64_t count, uint64_t since, uint64_t now) {
 
 }  // namespace
 
-Result<ClassCounts> Maps::read_inflight_ages(const ClassCounts& inflight) const {
+Result<ClassCounts> Maps::read_inflight_ages(const ClassCounts& inflight, uint32_t service) const {
   ClassCounts counts = inflight;
   for (int attempt = 0; attempt < kReadTries; ++attempt) {
     ClassCounts since{};
     for (uint32_t c = 0; c < since.size(); ++c) {
-      auto sum = map_io::lookup_percpu_sum(since_cls_, c, "in-service age map");
+      auto sum = map_io::lookup_percpu_sum(since_cls_, edgeshed_group(service, c),
+                                           "in-service age map");
       if (!sum) return sum.error();
       since[c] = *sum;
     }
@@ -47,7 +48,7 @@ Result<ClassCounts> Maps::read_inflight_ages(const ClassCounts& inflight) const 
       ages[c] = sum.value_or(0);
     }
     if (!torn) return ages;
-    auto again = read_inflight_classes();
+    auto again = read_inflight_classes(service);
     if (!again) return again.error();
     counts = *again;
   }
@@ -67,20 +68,21 @@ Result<uint64_t> Maps::read_inflight_age_port(uint16_t port) const {
   return uint64_t{0};
 }
 
-Result<std::array<bool, EDGESHED_NUM_CLASSES>> Maps::read_queue_evidence() const {
+Result<std::array<bool, EDGESHED_NUM_CLASSES>> Maps::read_queue_evidence(uint32_t service) const {
   std::array<bool, EDGESHED_NUM_CLASSES> queued{};
   auto policy = read_active_policy();
   if (!policy) return policy.error();
   const uint64_t now = monotonic_ns();
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-    const uint64_t age = uint64_t{policy->cls[c].queue_age_us} * 1000;
+    const uint32_t group = edgeshed_group(service, c);
+    const uint64_t age = uint64_t{policy->cls[group].queue_age_us} * 1000;
     if (age == 0 || now <= age) continue;
     uint64_t slice = edgeshed_cohort_due(now, age);
     uint32_t arrived = 0;
     int32_t open = 0;
     for (int i = 0; i < 2; ++i, --slice) {
       const uint32_t key =
-          c * EDGESHED_COHORT_SLICES + static_cast<uint32_t>(slice & (EDGESHED_COHORT_SLICES - 1));
+          group * EDGESHED_COHORT_SLICES + static_cast<uint32_t>(slice & (EDGESHED_COHORT_SLICES - 1));
       edgeshed_cohort cohort{};
       if (auto s = map_io::lookup(cohorts_, &key, &cohort, "cohort map"); !s) return s.error();
       if (cohort.slice != slice) continue;

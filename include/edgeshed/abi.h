@@ -410,6 +410,11 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_service_key) == 16, "service key ABI"
 
 #define EDGESHED_MAX_SERVICE_KEYS 1024
 
+/* es_group_sheds: per group, per CPU, the new connections shed (enforce:
+ * cap, fraction or rate) and the requests refused on open connections,
+ * which the counters (es_stats, per class) sum over the services: what the
+ * law of a service of its own reads of its sheds. */
+
 /* Which programs time a TCP port's requests. Both kinds look it up after
  * the socket's storage (only a protected socket gets that far), so a port
  * switched by a reload is timed by the new kind from its next segment. A
@@ -770,7 +775,8 @@ EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_latency_slot) ==
  * Written by userspace; all-zero is a free slot. */
 struct edgeshed_latency_owner {
 	__u16 port;   /* host byte order */
-	__u16 in_use; /* 0: free slot */
+	__u8 in_use;  /* 0: free slot */
+	__u8 service; /* whose, of the port's services (abi.h) */
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_latency_owner) == 4,
 		    "latency owner ABI");

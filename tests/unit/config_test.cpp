@@ -605,10 +605,22 @@ TEST(ConfigErrorTest, APortsNamespaceIsNamedOnceAndWhole) {
   EXPECT_EQ(error_of("[[port]]\nport = 8080\npid = 1\ncgroup = \"/sys/fs/cgroup/a\"\n"),
             "edgeshed.toml:4:1: port[0].cgroup = \"/sys/fs/cgroup/a\": names the service's "
             "network namespace, as pid does already: give one of netns, pid and cgroup");
-  EXPECT_EQ(error_of("[[port]]\nport = 443\n"
-                     "[[port]]\nport = 443\nprotocol = \"quic\"\npid = 7\n"),
-            "edgeshed.toml:6:1: port[1].pid = 7: port 443 is served in the interface's "
-            "namespace already: one port number names one service");
+  EXPECT_EQ(error_of("[[port]]\nport = 8080\nnetns = \"/run/netns/a\"\n"
+                     "[[port]]\nport = 8080\nnetns = \"/run/netns/a\"\n"),
+            "edgeshed.toml:5:1: port[1].port = 8080: duplicate of port[0]");
+}
+
+// One port number served in two namespaces (two pods on 8080) is two
+// services; within one namespace, a port is listed once per protocol.
+TEST(ConfigTest, APortNumberMayBeServedInSeveralNamespaces) {
+  const Config cfg = parsed(
+      "[[port]]\nport = 8080\nnetns = \"/run/netns/a\"\n"
+      "[[port]]\nport = 8080\nnetns = \"/run/netns/b\"\n"
+      "[[port]]\nport = 8080\n");
+  ASSERT_EQ(cfg.ports.size(), 3u);
+  EXPECT_EQ(cfg.ports[0].netns->path, "/run/netns/a");
+  EXPECT_EQ(cfg.ports[1].netns->path, "/run/netns/b");
+  EXPECT_FALSE(cfg.ports[2].netns);
 }
 
 TEST(ConfigErrorTest, UnknownClass) {

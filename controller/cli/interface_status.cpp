@@ -65,9 +65,12 @@ namespace edgeshed::ipc::fields {
 template <>
 struct Definition<PortStatus> {
   static constexpr auto kFields = std::tuple{
-      field("port", &PortStatus::port),           field("class", &PortStatus::traffic_class),
-      field("protocols", &PortStatus::protocols), field("keepalive", &PortStatus::keepalive),
-      field("netns", &PortStatus::netns),         omit_empty("timers", &PortStatus::timers),
+      field("port", &PortStatus::port),
+      field("class", &PortStatus::traffic_class),
+      field("protocols", &PortStatus::protocols),
+      field("keepalive", &PortStatus::keepalive),
+      field("netns", &PortStatus::netns),
+      omit_empty("timers", &PortStatus::timers),
       omit_empty("service", &PortStatus::service),
       omit_empty("service_inflight", &PortStatus::service_inflight),
       omit_empty("service_cap", &PortStatus::service_cap),

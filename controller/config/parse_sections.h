@@ -8,9 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <tuple>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 

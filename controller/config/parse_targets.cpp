@@ -119,8 +119,8 @@ void parse_port(TableReader& reader, std::vector<PortConfig>& ports,
       if (other.protocol == port.protocol) {
         reader.invalid("port", "duplicate of " + first);
       } else if (other.traffic_class != port.traffic_class) {
-        reader.invalid("class",
-                       "must be the class of " + first + ": the protocols of one port share their class");
+        reader.invalid("class", "must be the class of " + first +
+                                    ": the protocols of one port share their class");
       }
     }
     seen.emplace(std::tuple(port.port, port.protocol, where(port)), reader.path());

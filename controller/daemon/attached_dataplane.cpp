@@ -150,15 +150,19 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
   assign_services(cfg_ports, cookies);
   for (size_t i = 0; i < cfg_ports.size(); ++i) {
     const auto& p = cfg_ports[i];
-    PortClass port{p.port, static_cast<uint32_t>(p.traffic_class),
+    PortClass port{p.port,
+                   static_cast<uint32_t>(p.traffic_class),
                    static_cast<uint8_t>(1u << static_cast<uint32_t>(p.protocol)),
-                   static_cast<uint8_t>(p.keepalive), namespaces_.inode_of(p), refusal_ids_[i]};
+                   static_cast<uint8_t>(p.keepalive),
+                   namespaces_.inode_of(p),
+                   refusal_ids_[i]};
     if (shared.contains(p.port)) {
       const auto own = std::find_if(services_.begin(), services_.end(), [&](const auto& s) {
         return cookies[i] && s.second.netns_cookie == cookies[i];
       });
       // A namespace gone (or past the services' number) serves nothing here.
-      if (own == services_.end()) port.protocols = 0;
+      if (own == services_.end())
+        port.protocols = 0;
       else {
         port.service = static_cast<uint8_t>(own->first);
         port.netns_cookie = cookies[i];
@@ -406,9 +410,12 @@ void AttachedDataplane::assign_services(const std::vector<config::PortConfig>& p
     service_policies_[it->first] = {};
     it = services_.erase(it);
   }
-  for (const auto& [cookie, name] : wanted) {
-    const bool known = std::any_of(services_.begin(), services_.end(),
-                                   [&](const auto& s) { return s.second.netns_cookie == cookie; });
+  for (const auto& entry : wanted) {
+    const uint64_t cookie = entry.first;
+    const std::string& name = entry.second;
+    const bool known = std::any_of(services_.begin(), services_.end(), [cookie](const auto& s) {
+      return s.second.netns_cookie == cookie;
+    });
     if (known) continue;
     const auto id = free_service_id();
     if (!id) {

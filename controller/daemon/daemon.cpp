@@ -242,7 +242,9 @@ void Daemon::reload() {
   }
   tick_.replace_signals(std::move(*signals), TickSettings::from(plan.config));
   law_->reconfigure(plan.config.law_config());
-  for (auto& entry : service_ticks_) entry.second->law.reconfigure(service_law_config(plan.config));
+  for (const auto& entry : service_ticks_) {
+    entry.second->law.reconfigure(service_law_config(plan.config));
+  }
   changes_.set_critical_floor(plan.config.critical_floor);
   changes_.set_config_ports(all_ports(plan.config));
   spdlog::set_level(spdlog::level::from_str(plan.config.daemon.log_level));

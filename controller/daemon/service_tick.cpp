@@ -21,7 +21,8 @@ Result<edgeshed_stats> ServiceView::read_stats(size_t i) const {
   auto sheds = dataplane_.read_service_sheds(i, service_);
   if (!sheds) return sheds.error();
   edgeshed_stats stats{};
-  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) stats.cls[c][EDGESHED_CTR_SHED_CAP] = (*sheds)[c];
+  for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c)
+    stats.cls[c][EDGESHED_CTR_SHED_CAP] = (*sheds)[c];
   return stats;
 }
 

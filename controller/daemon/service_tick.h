@@ -39,19 +39,18 @@ class ServiceView final : public DataplaneAccess {
   Result<std::vector<PortLatency>> read_latency(size_t i) const override {
     return dataplane_.read_service_latency(i, service_);
   }
-  Result<edgeshed_config> read_config(size_t i) const override {
-    return dataplane_.read_config(i);
-  }
-  Status write_config(size_t, const edgeshed_config&) const override { return {}; }
-  Status publish(size_t, const edgeshed_policy_set& set, uint64_t, uint32_t) const override {
+  Result<edgeshed_config> read_config(size_t i) const override { return dataplane_.read_config(i); }
+  Status write_config(size_t /*i*/, const edgeshed_config& /*cfg*/) const override { return {}; }
+  Status publish(size_t /*i*/, const edgeshed_policy_set& set, uint64_t /*heartbeat_ns*/,
+                 uint32_t /*salt*/) const override {
     dataplane_.set_service_policies(service_, set);
     return {};
   }
   Result<signals::QueueSnapshot> read_accept_queues() override { return signals::QueueSnapshot{}; }
-  Result<std::vector<IdleConnection>> idle_connections(size_t) override {
+  Result<std::vector<IdleConnection>> idle_connections(size_t /*i*/) override {
     return std::vector<IdleConnection>{};
   }
-  Status reclaim(size_t, const std::vector<uint64_t>&) override { return {}; }
+  Status reclaim(size_t /*i*/, const std::vector<uint64_t>& /*cookies*/) override { return {}; }
 
  private:
   AttachedDataplane& dataplane_;

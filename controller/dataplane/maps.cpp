@@ -323,8 +323,15 @@ Result<std::vector<PortClass>> Maps::read_ports() const {
       lookup_batch(ports_, std::span<uint32_t>(keys), std::span<edgeshed_port>(values), "port map");
   if (!count) return count.error();
   const auto port_class = [](uint32_t port, const edgeshed_port& e, uint64_t cookie) {
-    return PortClass{static_cast<uint16_t>(port), e.class_id, e.protocols, e.requests,
-                     e.netns_ino, e.netns_id, e.timers, e.service, cookie};
+    return PortClass{static_cast<uint16_t>(port),
+                     e.class_id,
+                     e.protocols,
+                     e.requests,
+                     e.netns_ino,
+                     e.netns_id,
+                     e.timers,
+                     e.service,
+                     cookie};
   };
   std::vector<PortClass> out;
   bool by_netns = false;
@@ -496,7 +503,8 @@ Result<LiveCounts> Maps::take_live_counts(uint32_t service) const {
 Result<ClassCounts> Maps::read_group_sheds(uint32_t service) const {
   ClassCounts sheds{};
   for (uint32_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
-    auto sum = map_io::lookup_percpu_sum(group_sheds_, edgeshed_group(service, c), "group shed map");
+    auto sum =
+        map_io::lookup_percpu_sum(group_sheds_, edgeshed_group(service, c), "group shed map");
     if (!sum) return sum.error();
     sheds[c] = *sum;
   }

@@ -34,8 +34,8 @@ Result<ClassCounts> Maps::read_inflight_ages(const ClassCounts& inflight, uint32
   for (int attempt = 0; attempt < kReadTries; ++attempt) {
     ClassCounts since{};
     for (uint32_t c = 0; c < since.size(); ++c) {
-      auto sum = map_io::lookup_percpu_sum(since_cls_, edgeshed_group(service, c),
-                                           "in-service age map");
+      auto sum =
+          map_io::lookup_percpu_sum(since_cls_, edgeshed_group(service, c), "in-service age map");
       if (!sum) return sum.error();
       since[c] = *sum;
     }
@@ -81,8 +81,8 @@ Result<std::array<bool, EDGESHED_NUM_CLASSES>> Maps::read_queue_evidence(uint32_
     uint32_t arrived = 0;
     int32_t open = 0;
     for (int i = 0; i < 2; ++i, --slice) {
-      const uint32_t key =
-          group * EDGESHED_COHORT_SLICES + static_cast<uint32_t>(slice & (EDGESHED_COHORT_SLICES - 1));
+      const uint32_t key = group * EDGESHED_COHORT_SLICES +
+                           static_cast<uint32_t>(slice & (EDGESHED_COHORT_SLICES - 1));
       edgeshed_cohort cohort{};
       if (auto s = map_io::lookup(cohorts_, &key, &cohort, "cohort map"); !s) return s.error();
       if (cohort.slice != slice) continue;

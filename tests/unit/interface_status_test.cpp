@@ -32,8 +32,15 @@ InterfaceStatus every_field() {
   s.level = 2;
   s.policy_generation = 77;
   s.ports = {{80, "critical", {"tcp"}, "pass", "net:[4026532001]", "cgroup", 2, 7, 21},
-             {443, "normal", {"tcp", "quic"}, "refuse", std::nullopt, std::nullopt, std::nullopt,
-              std::nullopt, std::nullopt}};
+             {443,
+              "normal",
+              {"tcp", "quic"},
+              "refuse",
+              std::nullopt,
+              std::nullopt,
+              std::nullopt,
+              std::nullopt,
+              std::nullopt}};
   for (size_t c = 0; c < EDGESHED_NUM_CLASSES; ++c) {
     auto& k = s.classes[c];
     k.shed_fraction = 0.25 * static_cast<double>(c);

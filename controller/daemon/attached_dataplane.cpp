@@ -417,7 +417,8 @@ void AttachedDataplane::assign_services(const std::vector<config::PortConfig>& p
       return s.second.netns_cookie == cookie;
     });
     if (known) continue;
-    const auto id = free_service_id();
+    auto id = pinned_service_id(cookie);
+    if (!id) id = free_service_id();
     if (!id) {
       warn_limited("services", "no service id free for " + name + " (at most " +
                                    std::to_string(EDGESHED_MAX_SERVICES - 1) +
@@ -428,6 +429,16 @@ void AttachedDataplane::assign_services(const std::vector<config::PortConfig>& p
     spdlog::info("service {}: {}, a port number another namespace serves too: a law of its own",
                  *id, name);
   }
+}
+
+std::optional<uint32_t> AttachedDataplane::pinned_service_id(uint64_t cookie) const {
+  if (interfaces_.empty()) return std::nullopt;
+  auto ports = interfaces_.front().maps.read_ports();
+  if (!ports) return std::nullopt;
+  for (const PortClass& p : *ports) {
+    if (p.netns_cookie == cookie && p.service && !services_.contains(p.service)) return p.service;
+  }
+  return std::nullopt;
 }
 
 std::optional<uint32_t> AttachedDataplane::free_service_id() const {

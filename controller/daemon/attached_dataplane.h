@@ -120,6 +120,10 @@ class AttachedDataplane final : public DataplaneAccess {
   // it has; frees the ids of the namespaces gone.
   void assign_services(const std::vector<config::PortConfig>& ports,
                        const std::vector<uint64_t>& cookies);
+  // The id the pinned port map gives the namespace of cookie, if any: a
+  // daemon adopting the data plane keeps each service's, and with it the
+  // connections counted under it.
+  std::optional<uint32_t> pinned_service_id(uint64_t cookie) const;
   // The lowest id no service has, once its groups count no connection and
   // no request of an earlier owner (whose sockets may still close).
   std::optional<uint32_t> free_service_id() const;

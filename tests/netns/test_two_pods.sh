@@ -12,7 +12,8 @@
 # queue), B nothing refused or lost (the harness harms nothing).
 # Claims with edgeshed: each pod is a service with a law of its own (the
 #   log and `status` say which; A's limit binds, in status); A: some refused, admitted p99 from 3 s on <= 100 ms
-#   (test_pods.sh's bound for one pod); B: 0 refused, 0 lost. Then A is
+#   (test_pods.sh's bound for one pod); B: 0 refused, 0 lost. A daemon
+#   restarted keeps each pod's service id. Then A is
 #   removed under B's load and made anew (a new namespace of the same name
 #   and address): its service goes, the new pod is a new service, B still
 #   refuses nothing, and A's new service protects it (some refused at 1.6x).
@@ -130,6 +131,22 @@ claim "A at 1.6x: admitted p99 from 3 s on $A_P99_SETTLED ms, want <= 100" \
 	"$(le "$A_P99_SETTLED" 100)"
 claim "B at 0.7x beside A: $B_SHED refused, want 0" "$(le "$B_SHED" 0)"
 claim "B at 0.7x beside A: $B_LOST lost, want 0" "$(le "$B_LOST" 0)"
+
+# A daemon restarted adopts the data plane: each pod keeps its service id
+# (and so the connections counted under it). A connection held open to B
+# meanwhile keeps B's id from being free for the taking.
+"${SC_NICE[@]}" nsenter --net="/run/netns/$CLI_NS" "$TCP_TOOL" hold "$POD_B_V4" "$PORT" 1 4 2000 \
+	>"$SC_WORK/hold" 2>&1 &
+holder=$!
+LAB_PIDS+=("$holder")
+sleep 1
+stop_daemon
+start_daemon_config "$cfg"
+wait_for --within 5 "a service of its own for each pod in the new daemon's log" services_named
+check_eq "after a restart: A's and B's services" "$(port_field "$POD_A" service) $(port_field "$POD_B" service)" \
+	"$a_id $b_id"
+pass "a restarted daemon keeps each pod's service id"
+wait "$holder" || fail "tcp_tool hold: exit $?: $(cat "$SC_WORK/hold")"
 
 # A removed under B's load, and made anew: a new namespace, a new service.
 load_bg recreate.b --target "$POD_B_V4" --port "$PORT" --rate "$RATE_B" --count $((RATE_B * 6)) \

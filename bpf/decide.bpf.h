@@ -142,7 +142,7 @@ static __always_inline int admission_shed(const struct admission *a,
 		class_count(a->s, a->proto, a->class_id,
 			    EDGESHED_CTR_WOULD_SHED_CAP + reason -
 				    EDGESHED_REASON_CAP);
-		emit_event(a->cfg, pkt, a->proto, a->class_id, reason,
+		emit_event(a->cfg, pkt, a->proto, a->group, reason,
 			   EDGESHED_EVENT_WOULD_SHED, a->now);
 		return 0;
 	}
@@ -201,16 +201,16 @@ static __always_inline int edgeshed_decide(const struct edgeshed_pkt *pkt,
 	}
 	if (!budget_take(&es_rst_budget, a.cfg->rst_per_sec_per_cpu, a.now))
 		goto rst_capped;
-	emit_event(a.cfg, pkt, a.proto, a.class_id, reason, EDGESHED_EVENT_RST,
+	emit_event(a.cfg, pkt, a.proto, a.group, reason, EDGESHED_EVENT_RST,
 		   a.now);
 	return EDGESHED_VERDICT_RST;
 rst_capped:
 	class_count(a.s, a.proto, a.class_id, EDGESHED_CTR_RST_CAPPED);
-	emit_event(a.cfg, pkt, a.proto, a.class_id, reason,
+	emit_event(a.cfg, pkt, a.proto, a.group, reason,
 		   EDGESHED_EVENT_RST_CAPPED, a.now);
 	return EDGESHED_VERDICT_DROP;
 drop:
-	emit_event(a.cfg, pkt, a.proto, a.class_id, reason, EDGESHED_EVENT_DROP,
+	emit_event(a.cfg, pkt, a.proto, a.group, reason, EDGESHED_EVENT_DROP,
 		   a.now);
 	return EDGESHED_VERDICT_DROP;
 }
@@ -250,7 +250,7 @@ static __always_inline int edgeshed_decide_quic(const struct edgeshed_pkt *pkt,
 		return EDGESHED_VERDICT_PASS;
 	if (pkt->first_fragment)
 		a.s->global[EDGESHED_GCTR_SHED_FRAGMENT]++;
-	emit_event(a.cfg, pkt, a.proto, a.class_id, reason, EDGESHED_EVENT_DROP,
+	emit_event(a.cfg, pkt, a.proto, a.group, reason, EDGESHED_EVENT_DROP,
 		   a.now);
 	return EDGESHED_VERDICT_DROP;
 }

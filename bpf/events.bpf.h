@@ -7,12 +7,12 @@
 #include "maps.bpf.h"
 #include "parse.bpf.h"
 
-/* Samples a shed decision (or one observe mode would take) into the event
- * ring. Only new connections that are shed get here, and the sample rate
+/* Samples a shed decision (or one observe mode would take) of a connection
+ * of `group` (its service's class, abi.h) into the event ring. Only new connections that are shed get here, and the sample rate
  * and per-CPU budget bound the cost under a flood. */
 static __always_inline void emit_event(const struct edgeshed_config *cfg,
 				       const struct edgeshed_pkt *pkt,
-				       __u32 proto, __u32 class_id, int reason,
+				       __u32 proto, __u32 group, int reason,
 				       int outcome, __u64 now)
 {
 	struct edgeshed_event *ev;
@@ -34,7 +34,8 @@ static __always_inline void emit_event(const struct edgeshed_config *cfg,
 	ev->sport = pkt->sport;
 	ev->dport = pkt->dport;
 	ev->family = pkt->family;
-	ev->class_id = class_id;
+	ev->class_id = edgeshed_group_class(group);
+	ev->service = edgeshed_group_service(group);
 	ev->reason = reason;
 	ev->outcome = outcome;
 	ev->protocol = proto;

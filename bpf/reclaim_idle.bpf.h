@@ -67,7 +67,7 @@ static __always_inline __u64 idle_ns(const struct tcp_sock *tp)
 
 /* A sampled event of a reclaim, from the client's side. */
 static __always_inline void emit_reclaim_event(const struct edgeshed_config *cfg,
-					       struct sock *sk, __u32 class_id,
+					       struct sock *sk, __u32 group,
 					       int outcome)
 {
 	struct edgeshed_pkt pkt = {};
@@ -83,7 +83,7 @@ static __always_inline void emit_reclaim_event(const struct edgeshed_config *cfg
 				 sizeof(pkt.saddr));
 	}
 	/* Tracing programs lack the coarse clock; the walk is rare. */
-	emit_event(cfg, &pkt, EDGESHED_PROTO_TCP, class_id, EDGESHED_REASON_IDLE,
+	emit_event(cfg, &pkt, EDGESHED_PROTO_TCP, group, EDGESHED_REASON_IDLE,
 		   outcome, bpf_ktime_get_ns());
 }
 
@@ -139,12 +139,12 @@ static __always_inline int reclaim_chosen(struct bpf_iter__tcp *ctx)
 	if (cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(s, EDGESHED_PROTO_TCP, class_id,
 			    EDGESHED_CTR_WOULD_RECLAIM);
-		emit_reclaim_event(cfg, sk, class_id,
+		emit_reclaim_event(cfg, sk, st->group,
 				   EDGESHED_EVENT_WOULD_RECLAIM);
 		return 0;
 	}
 	/* Before the abort: the event names the client. */
-	emit_reclaim_event(cfg, sk, class_id, EDGESHED_EVENT_RECLAIMED);
+	emit_reclaim_event(cfg, sk, st->group, EDGESHED_EVENT_RECLAIMED);
 	/* The walk's own pointer: the kfunc takes a trusted one only. */
 	skc = ctx->sk_common;
 	if (!skc || bpf_sock_destroy(skc))

@@ -269,7 +269,7 @@ static __always_inline __u32 classes_at_cap(const struct edgeshed_policy_set *se
 /* A sampled event of a refusal (events.bpf.h), from the client's side. */
 static __always_inline void emit_request_event(const struct edgeshed_config *cfg,
 					       const struct data_segment *seg,
-					       __u32 class_id, int outcome,
+					       __u32 group, int outcome,
 					       __u64 now)
 {
 	struct edgeshed_pkt pkt = {};
@@ -284,7 +284,7 @@ static __always_inline void emit_request_event(const struct edgeshed_config *cfg
 				 sizeof(pkt.saddr));
 		pkt.sport = bpf_ntohs(seg->tuple.ipv6.sport);
 	}
-	emit_event(cfg, &pkt, EDGESHED_PROTO_TCP, class_id, EDGESHED_REASON_CAP,
+	emit_event(cfg, &pkt, EDGESHED_PROTO_TCP, group, EDGESHED_REASON_CAP,
 		   outcome, now);
 }
 
@@ -334,12 +334,12 @@ static __always_inline int edgeshed_request_verdict(struct __sk_buff *skb)
 	if (a.cfg->mode != EDGESHED_MODE_ENFORCE) {
 		class_count(a.s, a.proto, class_id,
 			    EDGESHED_CTR_WOULD_REFUSE_REQUEST);
-		emit_request_event(a.cfg, &seg, class_id,
+		emit_request_event(a.cfg, &seg, group,
 				   EDGESHED_EVENT_WOULD_REFUSE_REQUEST, a.now);
 		return TC_ACT_UNSPEC;
 	}
 	/* Before the frame is rewritten: the event names the client. */
-	emit_request_event(a.cfg, &seg, class_id, EDGESHED_EVENT_REQUEST_REFUSED,
+	emit_request_event(a.cfg, &seg, group, EDGESHED_EVENT_REQUEST_REFUSED,
 			   a.now);
 	if (reset_both_ends(skb, &seg)) {
 		/* The frame may be half rewritten: the server must not read

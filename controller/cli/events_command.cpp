@@ -8,8 +8,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "cli/argument_checks.h"
 #include "cli/commands.h"
@@ -53,11 +54,13 @@ std::string utc_time(int64_t unix_ns) {
 // The network namespace of each port whose service runs in one of its own
 // (a container's), "net:[INODE]" or "gone" as status shows it, from the
 // interface's port map, read again at most every kEvery: pods come and go.
+// A port served in several namespaces is told apart by the event's
+// service.
 class PortNamespaces {
  public:
   explicit PortNamespaces(std::string iface) : iface_(std::move(iface)) {}
 
-  std::optional<std::string> of(uint16_t port) {
+  std::optional<std::string> of(uint16_t port, uint8_t service) {
     const auto now = std::chrono::steady_clock::now();
     if (now - read_ >= kEvery) {
       read_ = now;
@@ -66,13 +69,13 @@ class PortNamespaces {
       auto ports = maps ? maps->read_ports() : Result<std::vector<PortClass>>(maps.error());
       for (const auto& p : ports ? *ports : std::vector<PortClass>{}) {
         if (p.netns_ino == EDGESHED_NETNS_NONE) {
-          by_port_[p.port] = "gone";
+          by_port_[{p.port, p.service}] = "gone";
         } else if (p.netns_ino) {
-          by_port_[p.port] = "net:[" + std::to_string(p.netns_ino) + "]";
+          by_port_[{p.port, p.service}] = "net:[" + std::to_string(p.netns_ino) + "]";
         }
       }
     }
-    const auto it = by_port_.find(port);
+    const auto it = by_port_.find({port, service});
     if (it == by_port_.end()) return std::nullopt;
     return it->second;
   }
@@ -81,7 +84,7 @@ class PortNamespaces {
   static constexpr auto kEvery = std::chrono::seconds(1);
   std::string iface_;
   std::chrono::steady_clock::time_point read_{};
-  std::map<uint16_t, std::string> by_port_;
+  std::map<std::pair<uint16_t, uint8_t>, std::string> by_port_;
 };
 
 // Each event goes to one reader of a ring: a second `edgeshed events`
@@ -158,7 +161,7 @@ void add_events_command(CLI::App& app, CliContext& ctx) {
                                     ev.outcome == EDGESHED_EVENT_WOULD_RECLAIM;
               const std::string verdict(
                   names::name_of(observed ? names::Verdict::kWouldShed : names::Verdict::kShed));
-              const auto netns = namespaces->of(ev.dport);
+              const auto netns = namespaces->of(ev.dport, ev.service);
               if (args->json) {
                 nlohmann::ordered_json j = {
                     {"time", utc_time(unix_ns)},

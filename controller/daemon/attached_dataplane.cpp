@@ -161,9 +161,9 @@ Status AttachedDataplane::apply_ports(const std::vector<config::PortConfig>& cfg
         return cookies[i] && s.second.netns_cookie == cookies[i];
       });
       // A namespace gone (or past the services' number) serves nothing here.
-      if (own == services_.end())
+      if (own == services_.end()) {
         port.protocols = 0;
-      else {
+      } else {
         port.service = static_cast<uint8_t>(own->first);
         port.netns_cookie = cookies[i];
       }

@@ -678,7 +678,8 @@ struct edgeshed_event {
 	__u8 reason;	  /* enum edgeshed_shed_reason */
 	__u8 outcome;	  /* enum edgeshed_event_outcome */
 	__u8 protocol;	  /* enum edgeshed_protocol */
-	__u8 _pad[7];
+	__u8 service;	  /* of the connection's port (abi.h, services) */
+	__u8 _pad[6];
 };
 EDGESHED_ABI_ASSERT(sizeof(struct edgeshed_event) == 40, "event ABI");
 

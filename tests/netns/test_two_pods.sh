@@ -11,7 +11,8 @@
 # Precondition, without edgeshed: A's admitted p99 >= 200 ms (a real
 # queue), B nothing refused or lost (the harness harms nothing).
 # Claims with edgeshed: each pod is a service with a law of its own (the
-#   log and `status` say which; A's limit binds, in status); A: some refused, admitted p99 from 3 s on <= 100 ms
+#   log and `status` say which; A's limit binds, in status; `events` name
+#   A's namespace); A: some refused, admitted p99 from 3 s on <= 100 ms
 #   (test_pods.sh's bound for one pod); B: 0 refused, 0 lost. A daemon
 #   restarted keeps each pod's service id. Then A is
 #   removed under B's load and made anew (a new namespace of the same name
@@ -131,6 +132,11 @@ claim "A at 1.6x: admitted p99 from 3 s on $A_P99_SETTLED ms, want <= 100" \
 	"$(le "$A_P99_SETTLED" 100)"
 claim "B at 0.7x beside A: $B_SHED refused, want 0" "$(le "$B_SHED" 0)"
 claim "B at 0.7x beside A: $B_LOST lost, want 0" "$(le "$B_LOST" 0)"
+# The refusals' events name A's namespace, not B's on the same port.
+ev=$("$EDGESHED" events --iface "$SRV_IF" --json -n 1 --duration 2s)
+check_eq "a refusal's event: port and namespace" "$(jq -r '"\(.port) \(.netns)"' <<<"$ev")" \
+	"$PORT net:[$(stat -L -c %i "/run/netns/$POD_A")]"
+pass "edgeshed events names the overloaded pod's namespace"
 
 # A daemon restarted adopts the data plane: each pod keeps its service id
 # (and so the connections counted under it). A connection held open to B

@@ -17,7 +17,8 @@
 #   restarted keeps each pod's service id. Then A is
 #   removed under B's load and made anew (a new namespace of the same name
 #   and address): its service goes, the new pod is a new service, B still
-#   refuses nothing, and A's new service protects it (some refused at 1.6x).
+#   refuses nothing, A's new service protects it (some refused at 1.6x),
+#   and once the load ends neither service has a request left in service.
 source "$(dirname "$0")/servers_lib.sh"
 
 PORT=18082
@@ -173,6 +174,9 @@ pass "A removed and made anew: its service gone, the new pod a new one"
 offer_both after 6
 claim "the new A at 1.6x: $A_SHED refused, want some" "$(ge "$A_SHED" 1)"
 claim "B beside the new A: $B_SHED refused, want 0" "$(le "$B_SHED" 0)"
+both_idle() { [ "$(port_field "$POD_A" service_inflight)" = 0 ] && [ "$(port_field "$POD_B" service_inflight)" = 0 ]; }
+wait_for --within 10 "nothing left in service in either pod's service" both_idle
+pass "no stale count once the load ends (the old A's connections gone with it)"
 grep "service [0-9]*" "$DAEMON_LOG" | sed 's/^/  log: /' | head -20
 stop_daemon
 

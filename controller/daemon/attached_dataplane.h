@@ -114,6 +114,14 @@ class AttachedDataplane final : public DataplaneAccess {
   // Unlinks what no port of the map just written needs.
   Status unlink_unused_timers(Interface& iface, const std::vector<config::PortConfig>& ports,
                               const std::vector<uint8_t>& timers);
+  // For each port: its service of its own where its number is served in
+  // several namespaces (and none: not served, its namespace gone), else 0.
+  struct PortService {
+    bool served = true;
+    uint8_t service = 0;
+    uint64_t netns_cookie = 0;
+  };
+  std::vector<PortService> port_services(const std::vector<config::PortConfig>& ports);
   // The cookie of the namespace port's service runs in; 0 while it is gone.
   Result<uint64_t> cookie_of(const config::PortConfig& port);
   // Gives each namespace of cookies (0: none) a service id, keeping those

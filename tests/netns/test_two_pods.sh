@@ -37,6 +37,9 @@ LAB_HOOKS+=('pods_down')
 # on the node's bridge, and a refserver in it.
 pod_up() {
 	local ns=$1 address=$2 veth=es-v$3$LAB_ID
+	# A pod made anew: its old veth goes with the old namespace's last
+	# process, which may still be exiting.
+	wait_for --within 5 "the old $veth gone" veth_gone "$veth"
 	ip netns add "$ns"
 	ip netns exec "$ns" ip link set lo up
 	in_srv ip link add "$veth" type veth peer name eth0 netns "$ns"
@@ -55,6 +58,7 @@ pod_up() {
 	wait_for --within 5 --alive "$!" "the pod's service on $address:$PORT" \
 		in_cli "$TCP_TOOL" connect "$address" "$PORT" 200
 }
+veth_gone() { ! in_srv ip link show "$1" >/dev/null 2>&1; }
 # pod_down NS: its processes killed, its namespace deleted (its veth with it).
 pod_down() {
 	ip netns pids "$1" 2>/dev/null | xargs -r kill 2>/dev/null
